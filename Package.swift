@@ -1,0 +1,29 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "streams",
+    products: [
+        .executable(name: "sse-gateway", targets: ["SSEGateway"]),
+    ],
+    targets: [
+        // C shim: epoll, eventfd and OpenSSL headers Glibc does not export.
+        .systemLibrary(
+            name: "CStreamsSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // Sockets, the epoll loop, HTTP/1.1. Knows nothing of topics.
+        .target(name: "HTTPCore", dependencies: ["CStreamsSSL"]),
+        // Topics, subscribers, ids, replay windows. Knows nothing of sockets.
+        .target(name: "StreamHub"),
+        // The executable: routes, SSE, publishing, static files, metrics, CLI.
+        .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
+        // In-process micro-benchmark of the hub's publish path (prints numbers).
+        .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "StreamHubTests", dependencies: ["StreamHub"]),
+        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,27 @@
+// The C shim of the gateway: headers Glibc does not export to Swift (epoll,
+// eventfd), and OpenSSL. Macros Swift cannot import become small inline
+// functions prefixed `cstreams_`.
+#ifndef CSTREAMS_SHIM_H
+#define CSTREAMS_SHIM_H
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+
+/// epoll_event is packed on x86_64; Swift imports it, but building one field by
+/// field through these helpers keeps the packing rules in C.
+static inline struct epoll_event cstreams_epoll_event(uint32_t events, uint64_t data) {
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = data;
+    return ev;
+}
+static inline uint64_t cstreams_epoll_event_data(const struct epoll_event *ev) { return ev->data.u64; }
+static inline uint32_t cstreams_epoll_event_events(const struct epoll_event *ev) { return ev->events; }
+
+#endif

@@ -1,0 +1,1 @@
+print("sse-gateway")

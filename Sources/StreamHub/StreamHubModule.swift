@@ -1,0 +1,2 @@
+/// Placeholder: the hub is written in Hub.swift.
+public enum StreamHubModule {}
