@@ -1,3 +1,4 @@
 import Testing
+@testable import SSEGateway
 
 @Test func placeholderSSEGateway() {}
