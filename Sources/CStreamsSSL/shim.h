@@ -13,6 +13,11 @@
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 
+/// accept4 is a GNU extension that Glibc's Swift module hides; declared here
+/// exactly as glibc declares it, and wrapped so callers pass only flags.
+extern int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+static inline int cstreams_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+
 /// epoll_event is packed on x86_64; Swift imports it, but building one field by
 /// field through these helpers keeps the packing rules in C.
 static inline struct epoll_event cstreams_epoll_event(uint32_t events, uint64_t data) {

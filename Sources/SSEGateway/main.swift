@@ -1,1 +1,32 @@
-print("sse-gateway")
+import Foundation
+import Glibc
+
+// sse-gateway: parse the command line, run until SIGTERM/SIGINT, exit 0.
+// A bad flag exits 2 with a message; a failure to start exits 1.
+let outcome: CommandLineOutcome
+do {
+    outcome = try GatewayConfiguration.parse(arguments: Array(CommandLine.arguments.dropFirst()),
+                                             environment: ProcessInfo.processInfo.environment)
+} catch {
+    FileHandle.standardError.write(Data("sse-gateway: \(error.message)\nTry 'sse-gateway --help'.\n".utf8))
+    exit(2)
+}
+
+switch outcome {
+case .help(let text):
+    print(text)
+    exit(0)
+case .version(let text):
+    print(text)
+    exit(0)
+case .run(let configuration):
+    let gateway: Gateway
+    do {
+        gateway = try Gateway(configuration: configuration)
+    } catch {
+        Log.error("cannot start: \(error)")
+        exit(1)
+    }
+    await gateway.run()
+    exit(0)
+}

@@ -1,0 +1,184 @@
+import CStreamsSSL
+import Foundation
+import Glibc
+import Synchronization
+
+/// The readiness engine: one dedicated thread blocked in `epoll_wait`, woken
+/// through an eventfd. Descriptors are registered once, edge-triggered, for
+/// read, write and hang-up; tasks on the cooperative pool suspend in `wait`
+/// and are resumed by the loop thread. No syscall that can block ever runs on
+/// the pool: sockets are non-blocking and only their readiness waits here.
+///
+/// Deadlines are checked every 100 ms, which is the resolution of every
+/// timeout built on them.
+public final class EventLoop: Sendable {
+    /// The process's loop, started on first use.
+    public static let shared: EventLoop = {
+        do {
+            return try EventLoop()
+        } catch {
+            // Without epoll or an eventfd the process can do nothing useful.
+            fatalError("cannot start the event loop: \(error)")
+        }
+    }()
+
+    private static let wakeToken = UInt64.max
+    private static let tickMilliseconds: Int32 = 100
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let state = Mutex(LoopState())
+    private let nextWaiterID = Atomic<UInt64>(1)
+
+    init() throws(SystemError) {
+        epollFD = try Syscall.epollCreate()
+        wakeFD = try Syscall.eventFD()
+        try Syscall.epollControl(epollFD, EPOLL_CTL_ADD, wakeFD, events: EPOLLIN.rawValue, data: Self.wakeToken)
+        let thread = Thread { [self] in run() }
+        thread.name = "streams-event-loop"
+        thread.start()
+    }
+
+    /// Starts watching `fd` for readiness and hang-up. The caller closes the
+    /// descriptor only after `deregister`.
+    public func register(_ fd: Int32) throws(SystemError) -> LoopRegistration {
+        let registration = state.withLock { $0.register(fd) }
+        let events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+        do {
+            try Syscall.epollControl(epollFD, EPOLL_CTL_ADD, fd, events: events, data: registration.token)
+        } catch {
+            var actions = LoopActions()
+            state.withLock { $0.deregister(registration, into: &actions) }
+            throw error
+        }
+        return registration
+    }
+
+    /// Stops watching; pending waits end with `IOWaitError.closed`. Closing the
+    /// descriptor afterwards removes it from the epoll set.
+    public func deregister(_ registration: LoopRegistration) {
+        var actions = LoopActions()
+        state.withLock { $0.deregister(registration, into: &actions) }
+        actions.run()
+    }
+
+    /// Marks the descriptor hung up as if the peer had gone: waits end, the
+    /// hang-up handler runs. Used to abort a connection from another task.
+    public func markHungUp(_ registration: LoopRegistration) {
+        var actions = LoopActions()
+        state.withLock { $0.apply(registration, readable: false, writable: false, hangUp: true, into: &actions) }
+        actions.run()
+    }
+
+    /// Runs `handler` once when the peer hangs up (EOF, reset, error) or the
+    /// descriptor is aborted — at once if that already happened.
+    public func onHangUp(_ registration: LoopRegistration, _ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            let index = Int(registration.fd)
+            guard var slot = state.slot(registration) else { return false }
+            if slot.hungUp { return true }
+            slot.hangUpHandler = handler
+            state.slots[index] = slot
+            return false
+        }
+        if runNow { handler() }
+    }
+
+    /// Whether the peer hung up (sticky).
+    public func isHungUp(_ registration: LoopRegistration) -> Bool {
+        state.withLock { $0.slot(registration)?.hungUp ?? true }
+    }
+
+    /// Suspends until the descriptor is readable (`.read`) or writable
+    /// (`.write`), the deadline passes (`IOWaitError.timedOut`), the
+    /// descriptor is deregistered (`IOWaitError.closed`) or the task is
+    /// cancelled (`CancellationError`). One waiter per interest per descriptor.
+    func wait(for interest: Interest, on registration: LoopRegistration,
+              deadline: ContinuousClock.Instant?) async throws {
+        let id = nextWaiterID.add(1, ordering: .relaxed).newValue
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+                let immediate: Result<Void, Error>? = state.withLock { state in
+                    let index = Int(registration.fd)
+                    guard var slot = state.slot(registration) else { return .failure(IOWaitError.closed) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    switch interest {
+                    case .read:
+                        if slot.readable { slot.readable = false; state.slots[index] = slot; return .success(()) }
+                        precondition(slot.readWaiter == nil, "two tasks wait to read one descriptor")
+                    case .write:
+                        if slot.writable { slot.writable = false; state.slots[index] = slot; return .success(()) }
+                        precondition(slot.writeWaiter == nil, "two tasks wait to write one descriptor")
+                    }
+                    if let deadline, deadline <= ContinuousClock.now { return .failure(IOWaitError.timedOut) }
+                    let waiter = Waiter(id: id, continuation: continuation, deadline: deadline)
+                    switch interest {
+                    case .read: slot.readWaiter = waiter
+                    case .write: slot.writeWaiter = waiter
+                    }
+                    state.slots[index] = slot
+                    if deadline != nil { state.deadlineFDs.insert(registration.fd) }
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Void, Error>? in
+                let index = Int(registration.fd)
+                guard var slot = state.slot(registration) else { return nil }
+                var taken: Waiter?
+                switch interest {
+                case .read: if slot.readWaiter?.id == id { taken = slot.readWaiter.take() }
+                case .write: if slot.writeWaiter?.id == id { taken = slot.writeWaiter.take() }
+                }
+                state.slots[index] = slot
+                return taken?.continuation
+            }
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Wakes the loop thread (it re-checks deadlines and its running flag).
+    func wake() {
+        Syscall.signalEventFD(wakeFD)
+    }
+
+    private func run() {
+        let capacity: Int32 = 1024
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        defer { events.deallocate() }
+        var nextDeadlineCheck = ContinuousClock.now
+        while true {
+            let count: Int
+            do {
+                count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: Self.tickMilliseconds)
+            } catch {
+                // epoll_wait fails only on programmer errors (bad fd, bad pointer); log and keep going.
+                FileHandle.standardError.write(Data("event loop: \(error)\n".utf8))
+                continue
+            }
+            var actions = LoopActions()
+            let now = ContinuousClock.now
+            let checkDeadlines = now >= nextDeadlineCheck
+            if checkDeadlines { nextDeadlineCheck = now.advanced(by: .milliseconds(Int(Self.tickMilliseconds))) }
+            var sawWake = false
+            state.withLock { state in
+                for index in 0..<count {
+                    let data = cstreams_epoll_event_data(events + index)
+                    if data == Self.wakeToken { sawWake = true; continue }
+                    let flags = cstreams_epoll_event_events(events + index)
+                    let registration = LoopRegistration(fd: Int32(bitPattern: UInt32(truncatingIfNeeded: data)),
+                                                        generation: UInt32(truncatingIfNeeded: data >> 32))
+                    let hangUp = flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+                    state.apply(registration,
+                                readable: flags & EPOLLIN.rawValue != 0,
+                                writable: flags & EPOLLOUT.rawValue != 0,
+                                hangUp: hangUp, into: &actions)
+                }
+                if checkDeadlines && !state.deadlineFDs.isEmpty { state.expire(now: now, into: &actions) }
+            }
+            if sawWake { Syscall.drainEventFD(wakeFD) }
+            actions.run()
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// What a request handler answers: a head and either a whole body or a
+/// streaming body that owns the connection until it returns.
+public struct HTTPResponse: Sendable {
+    public enum Body: Sendable {
+        /// A fixed body, sent with `Content-Length` (omitted on the wire for `HEAD`).
+        case bytes([UInt8])
+        /// A long-lived body (SSE). The closure writes through the stream and
+        /// returns when the body ends; the connection closes after it.
+        case stream(@Sendable (ResponseStream) async -> Void)
+    }
+
+    public var head: HTTPResponseHead
+    public var body: Body
+
+    public init(head: HTTPResponseHead, body: Body) {
+        self.head = head
+        self.body = body
+    }
+
+    /// A fixed response.
+    public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.init(head: HTTPResponseHead(status: status, headers: headers), body: .bytes(body))
+    }
+
+    /// A one-line plain-text answer, as API.md asks of every error.
+    public static func text(_ status: HTTPStatus, _ line: String, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        var headers = headers
+        headers.replaceOrAdd(name: "Content-Type", value: "text/plain; charset=utf-8")
+        return HTTPResponse(status: status, headers: headers, body: Array((line + "\n").utf8))
+    }
+}
+
+/// Handles one complete request. Runs inside the connection's task.
+public typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse

@@ -1,0 +1,138 @@
+/// The per-connection loop: read a request, answer it, repeat while the
+/// connection may stay open. Short on purpose; the parser and the handler do
+/// the work.
+extension HTTPServer {
+    private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    func serve(_ connection: Connection) async {
+        defer {
+            leaveIdle(connection)
+            connection.close()
+        }
+        var parser = HTTPRequestParser(limits: configuration.limits)
+        var isFirst = true
+        while !Task.isCancelled {
+            guard let request = await nextRequest(on: connection, parser: &parser, isFirst: isFirst) else { return }
+            isFirst = false
+            let response = await handler(request)
+            guard await respond(to: request, with: response, on: connection) else { return }
+        }
+    }
+
+    /// Reads until the parser has a whole request, enforcing the header, idle
+    /// and body deadlines. Nil when the connection should close (EOF, timeout,
+    /// refusal already answered, shutdown).
+    private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser,
+                             isFirst: Bool) async -> HTTPRequest? {
+        var idle = !parser.hasBufferedBytes
+        if idle && !enterIdle(connection) { return nil }
+        defer { if idle { leaveIdle(connection) } }
+        var headDeadline: ContinuousClock.Instant? = parser.hasBufferedBytes ? .now + configuration.headerTimeout : nil
+        var readingBody = false
+        while true {
+            let event: HTTPParserEvent?
+            do {
+                event = try parser.next()
+            } catch {
+                await answerAndClose(error.status, error.reason, on: connection)
+                return nil
+            }
+            switch event {
+            case .request(let request):
+                return request
+            case .head(let head):
+                readingBody = true
+                if head.expectsContinue && head.version == .http11 {
+                    do {
+                        try await connection.write(Self.continueBytes, deadline: .now + configuration.writeTimeout)
+                    } catch {
+                        return nil
+                    }
+                }
+                continue
+            case nil:
+                break
+            }
+            let deadline: ContinuousClock.Instant
+            if readingBody {
+                deadline = .now + configuration.bodyTimeout
+            } else if let headDeadline {
+                deadline = headDeadline
+            } else {
+                deadline = .now + (isFirst ? configuration.headerTimeout : configuration.idleTimeout)
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try await connection.read(deadline: deadline)
+            } catch IOWaitError.timedOut {
+                if parser.isMidRequest {
+                    await answerAndClose(.requestTimeout, "request not received in time", on: connection)
+                }
+                return nil
+            } catch {
+                return nil
+            }
+            if bytes.isEmpty { return nil }
+            if idle {
+                leaveIdle(connection)
+                idle = false
+            }
+            if headDeadline == nil { headDeadline = .now + configuration.headerTimeout }
+            parser.append(bytes)
+        }
+    }
+
+    /// Writes the response; true when the connection may carry another request.
+    private func respond(to request: HTTPRequest, with response: HTTPResponse, on connection: Connection) async -> Bool {
+        var head = response.head
+        head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
+        switch response.body {
+        case .bytes(let body):
+            let wantsClose = head.headers["Connection"].map { $0.lowercased() == "close" } ?? false
+            let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
+            if Self.mayHaveBody(head.status) {
+                head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
+            }
+            if !keepAlive {
+                head.headers.replaceOrAdd(name: "Connection", value: "close")
+            } else if request.head.version == .http10 {
+                head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+            }
+            let sendBody = request.head.method != "HEAD" && Self.mayHaveBody(head.status)
+            do {
+                try await connection.write([head.bytes(version: .http11), sendBody ? body : []],
+                                           deadline: .now + configuration.writeTimeout)
+            } catch {
+                return false
+            }
+            return keepAlive
+        case .stream(let body):
+            let chunked = request.head.version == .http11
+            if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            do {
+                try await connection.write(head.bytes(version: .http11), deadline: .now + configuration.writeTimeout)
+            } catch {
+                return false
+            }
+            let stream = ResponseStream(connection: connection, chunked: chunked)
+            await body(stream)
+            await stream.finish(deadline: .now + .seconds(1))
+            return false
+        }
+    }
+
+    /// Answers a refused request and lets the caller close.
+    private func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection) async {
+        var response = HTTPResponse.text(status, reason, headers: ["Connection": "close"])
+        response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
+        if case .bytes(let body) = response.body {
+            response.head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
+            try? await connection.write([response.head.bytes(version: .http11), body], deadline: .now + .seconds(2))
+        }
+    }
+
+    private static func mayHaveBody(_ status: HTTPStatus) -> Bool {
+        !(100..<200).contains(status.code) && status.code != 204 && status.code != 304
+    }
+}

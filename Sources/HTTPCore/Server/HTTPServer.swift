@@ -1,0 +1,163 @@
+import Synchronization
+
+/// An HTTP/1.1 server on the event loop. Each accepted connection runs as a
+/// child task of one discarding task group inside `run()`, so cancelling the
+/// task running `run()` cancels every connection, and `run()` returns only
+/// when all of them have ended (each closing its socket exactly once).
+///
+/// Graceful shutdown is separate from cancellation: `shutdown()` stops
+/// accepting and closes connections that wait for a request; connections busy
+/// with a request finish it and close; streaming bodies are the application's
+/// to end (the gateway finishes its hub).
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    /// Open, accepted and refused connections, bytes written.
+    public let counters: ConnectionCounters
+    private let handler: HTTPHandler
+    private let listener: Listener
+    private let state = Mutex(ServerState())
+    private let onAcceptError: @Sendable (SystemError) -> Void
+
+    /// The server's lifecycle; every transition is listed in `ServerState`.
+    enum Lifecycle {
+        case ready
+        case running
+        case shuttingDown
+        case stopped
+    }
+
+    struct ServerState {
+        var lifecycle = Lifecycle.ready
+        /// Connections waiting for their next request, closed at once on shutdown.
+        var idle: [Int32: Connection] = [:]
+    }
+
+    /// Binds the listening socket now, so `port` is known before `run()`.
+    public init(configuration: HTTPServerConfiguration, loop: EventLoop = .shared,
+                counters: ConnectionCounters = ConnectionCounters(),
+                onAcceptError: @escaping @Sendable (SystemError) -> Void = { _ in },
+                handler: @escaping HTTPHandler) throws {
+        Syscall.ignoreSIGPIPE()
+        guard let address = SocketAddress.resolve(host: configuration.host, port: configuration.port) else {
+            throw HTTPServerError.badAddress(configuration.host)
+        }
+        self.configuration = configuration
+        self.counters = counters
+        self.handler = handler
+        self.onAcceptError = onAcceptError
+        listener = try Listener(address: address, backlog: configuration.backlog, loop: loop)
+    }
+
+    /// The bound port.
+    public var port: Int { listener.port }
+
+    /// The process's open-descriptor limit (soft, hard).
+    public static var descriptorLimit: (soft: UInt64, hard: UInt64) { Syscall.descriptorLimit() }
+
+    /// Accepts and serves connections until `shutdown()` (or cancellation),
+    /// then waits for every connection task to end.
+    public func run() async {
+        let started = state.withLock { state -> Bool in
+            guard case .ready = state.lifecycle else { return false }
+            state.lifecycle = .running
+            return true
+        }
+        guard started else { return }
+        await withDiscardingTaskGroup { group in
+            var backoff = Duration.milliseconds(10)
+            while !Task.isCancelled {
+                let connection: Connection
+                do {
+                    connection = try await listener.accept(counters: counters)
+                    backoff = .milliseconds(10)
+                } catch let error as SystemError where error.isResourceExhaustion {
+                    // Out of descriptors: the pending connection waits in the
+                    // backlog; keep serving the open ones and try again later.
+                    counters.acceptBackoffs.add(1, ordering: .relaxed)
+                    onAcceptError(error)
+                    try? await Task.sleep(for: backoff)
+                    backoff = min(backoff * 2, .seconds(1))
+                    continue
+                } catch is SystemError {
+                    continue  // e.g. ECONNABORTED: that client gave up; the next may not
+                } catch {
+                    break  // listener closed (shutdown) or the task was cancelled
+                }
+                if counters.open.load(ordering: .relaxed) > configuration.maxConnections {
+                    counters.refused.add(1, ordering: .relaxed)
+                    group.addTask { await self.refuse(connection) }
+                } else {
+                    group.addTask { await self.serve(connection) }
+                }
+            }
+            listener.close()
+        }
+        state.withLock { $0.lifecycle = .stopped }
+    }
+
+    /// Stops accepting and closes idle connections. Harmless to call twice.
+    public func shutdown() {
+        let idle = state.withLock { state -> [Connection] in
+            switch state.lifecycle {
+            case .ready, .running:
+                state.lifecycle = .shuttingDown
+            case .shuttingDown, .stopped:
+                return []
+            }
+            defer { state.idle.removeAll() }
+            return Array(state.idle.values)
+        }
+        listener.close()
+        for connection in idle { connection.abort() }
+    }
+
+    var isShuttingDown: Bool {
+        state.withLock { state in
+            switch state.lifecycle {
+            case .ready, .running: return false
+            case .shuttingDown, .stopped: return true
+            }
+        }
+    }
+
+    /// Records a connection as waiting for a request; false when shutting down.
+    func enterIdle(_ connection: Connection) -> Bool {
+        state.withLock { state in
+            switch state.lifecycle {
+            case .ready, .running:
+                state.idle[connection.fd] = connection
+                return true
+            case .shuttingDown, .stopped:
+                return false
+            }
+        }
+    }
+
+    func leaveIdle(_ connection: Connection) {
+        state.withLock { state in
+            if state.idle[connection.fd] === connection { state.idle[connection.fd] = nil }
+        }
+    }
+
+    /// Answers `503` with `Retry-After` to a connection over the cap, then closes it.
+    private func refuse(_ connection: Connection) async {
+        defer { connection.close() }
+        var headers: HTTPHeaders = ["Retry-After": "\(configuration.retryAfterSeconds)", "Connection": "close"]
+        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        let body = Array("too many connections, retry later\n".utf8)
+        headers.add(name: "Content-Length", value: "\(body.count)")
+        let head = HTTPResponseHead(status: .serviceUnavailable, headers: headers).bytes(version: .http11)
+        try? await connection.write([head, body], deadline: .now + .seconds(1))
+    }
+}
+
+/// Why a server could not start.
+public enum HTTPServerError: Error, CustomStringConvertible {
+    case badAddress(String)
+
+    public var description: String {
+        switch self {
+        case .badAddress(let host): return "cannot resolve listen address '\(host)'"
+        }
+    }
+}

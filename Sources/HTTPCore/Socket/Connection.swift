@@ -1,0 +1,202 @@
+import CStreamsSSL
+import Glibc
+import Synchronization
+
+/// A connected, non-blocking TCP socket registered with the event loop.
+///
+/// Promises: one task may read while another writes; the descriptor is closed
+/// exactly once (by `close`, or by `deinit` as a safety net); `abort` may be
+/// called from any thread at any time and never touches a descriptor number
+/// that has been closed and reused.
+public final class Connection: Sendable {
+    /// The socket's descriptor (for logs and tests; never close it directly).
+    public let fd: Int32
+    let registration: LoopRegistration
+    let loop: EventLoop
+    private let counters: ConnectionCounters?
+    /// Guards the descriptor's life: `abort` shuts it down only while open.
+    private let lifecycle = Mutex(Lifecycle.open)
+
+    private enum Lifecycle {
+        case open
+        case closed
+    }
+
+    init(adopting fd: Int32, loop: EventLoop, counters: ConnectionCounters?) throws(SystemError) {
+        self.fd = fd
+        self.loop = loop
+        self.counters = counters
+        do {
+            registration = try loop.register(fd)
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Opens a client connection (used by tests and the load tool).
+    public static func connect(to address: SocketAddress, loop: EventLoop = .shared,
+                               deadline: ContinuousClock.Instant? = nil) async throws -> Connection {
+        let fd = try Syscall.tcpSocket(family: address.family)
+        let connection = try Connection(adopting: fd, loop: loop, counters: nil)
+        if case .wouldBlock = try Syscall.connect(fd, address) {
+            try await loop.wait(for: .write, on: connection.registration, deadline: deadline)
+            let pending = try Syscall.pendingError(fd)
+            if pending != 0 { throw SystemError(call: "connect", errno: pending) }
+        }
+        try? Syscall.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        return connection
+    }
+
+    /// Reads what is available, waiting for readiness if nothing is. An empty
+    /// result means the peer closed its side (EOF).
+    /// - Throws: `IOWaitError.timedOut` past `deadline`, `SystemError` (e.g. reset), `CancellationError`.
+    public func read(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
+        while true {
+            var outcome = IOResult<Int>.wouldBlock
+            let bytes = try [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in
+                outcome = try Syscall.read(fd, UnsafeMutableRawBufferPointer(buffer))
+                if case .processed(let count) = outcome { initialized = count }
+            }
+            if case .processed = outcome { return bytes }
+            try await loop.wait(for: .read, on: registration, deadline: deadline)
+        }
+    }
+
+    /// Writes every byte of `chunks` in order, with as few `writev` calls as the
+    /// socket allows (partial writes resume where they stopped).
+    public func write(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant? = nil) async throws {
+        var position = WritePosition(chunks: chunks)
+        while !position.isDone {
+            switch try writevOnce(chunks, from: position) {
+            case .processed(let count):
+                counters?.bytesWritten.add(UInt64(count), ordering: .relaxed)
+                position.advance(by: count)
+            case .wouldBlock:
+                try await loop.wait(for: .write, on: registration, deadline: deadline)
+            }
+        }
+    }
+
+    public func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant? = nil) async throws {
+        try await write([bytes], deadline: deadline)
+    }
+
+    /// Runs `handler` once when the peer goes away (FIN, reset, error) or the
+    /// connection is aborted, even while no task reads — the way a stream
+    /// that only writes learns its client vanished. At once if already gone.
+    public func onPeerClosed(_ handler: @escaping @Sendable () -> Void) {
+        loop.onHangUp(registration, handler)
+    }
+
+    /// Whether the peer hung up or the connection was aborted.
+    public var isPeerClosed: Bool { loop.isHungUp(registration) }
+
+    /// Shuts the socket down in both directions and wakes every waiting task;
+    /// later reads see EOF and writes fail. Safe from any thread, any time.
+    public func abort() {
+        let wasOpen = lifecycle.withLock { state -> Bool in
+            guard case .open = state else { return false }
+            Syscall.shutdown(fd)
+            return true
+        }
+        if wasOpen { loop.markHungUp(registration) }
+    }
+
+    /// Sends a reset instead of a graceful FIN when closed (tests of abrupt clients).
+    public func setResetOnClose() {
+        try? Syscall.setLinger(fd, onSeconds: 0)
+    }
+
+    /// Deregisters and closes the descriptor; later calls do nothing.
+    public func close() {
+        let wasOpen = lifecycle.withLock { state -> Bool in
+            guard case .open = state else { return false }
+            state = .closed
+            // Deregister before closing, under the lock: the descriptor number
+            // may be reused by the next accept as soon as it is closed.
+            loop.deregister(registration)
+            Syscall.close(fd)
+            return true
+        }
+        if wasOpen { counters?.open.subtract(1, ordering: .relaxed) }
+    }
+
+    /// One `writev` of up to 64 chunks starting at `position`.
+    private func writevOnce(_ chunks: [[UInt8]], from position: WritePosition) throws -> IOResult<Int> {
+        let end = min(chunks.count, position.index + 64)
+        let count = end - position.index
+        return try withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iov in
+            // Each chunk's bytes are pinned by nesting withUnsafeBytes, so the
+            // pointers stay valid for the one synchronous syscall.
+            func pin(_ i: Int) throws -> IOResult<Int> {
+                if i == end { return try Syscall.writev(fd, iov.baseAddress!, Int32(count)) }
+                return try chunks[i].withUnsafeBytes { raw in
+                    let skip = i == position.index ? position.offset : 0
+                    iov[i - position.index] = iovec(
+                        iov_base: raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0 + skip) },
+                        iov_len: raw.count - skip)
+                    return try pin(i + 1)
+                }
+            }
+            return try pin(position.index)
+        }
+    }
+}
+
+/// Where a multi-chunk write stands: the next chunk and the offset inside it.
+struct WritePosition {
+    let counts: [Int]
+    var index = 0
+    var offset = 0
+
+    init(chunks: [[UInt8]]) {
+        counts = chunks.map(\.count)
+        skipEmpty()
+    }
+
+    var isDone: Bool { index >= counts.count }
+
+    mutating func advance(by written: Int) {
+        var remaining = written
+        while remaining > 0 && index < counts.count {
+            let left = counts[index] - offset
+            if remaining >= left {
+                remaining -= left
+                index += 1
+                offset = 0
+            } else {
+                offset += remaining
+                remaining = 0
+            }
+        }
+        skipEmpty()
+    }
+
+    private mutating func skipEmpty() {
+        while index < counts.count && counts[index] == offset {
+            index += 1
+            offset = 0
+        }
+    }
+}
+
+/// Counters shared by every connection of a server, readable without locks.
+public final class ConnectionCounters: Sendable {
+    /// Connections open now.
+    public let open = Atomic<Int>(0)
+    /// Connections accepted since start.
+    public let accepted = Atomic<UInt64>(0)
+    /// Connections refused (over the cap, or while descriptors ran out).
+    public let refused = Atomic<UInt64>(0)
+    /// Accepts deferred because descriptors ran out (each followed by a back-off).
+    public let acceptBackoffs = Atomic<UInt64>(0)
+    /// Bytes written to all sockets.
+    public let bytesWritten = Atomic<UInt64>(0)
+
+    public init() {}
+}

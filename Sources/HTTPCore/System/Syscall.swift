@@ -1,0 +1,172 @@
+import CStreamsSSL
+import Glibc
+
+/// Every system call the server makes, wrapped once. `EINTR` retries, `EAGAIN`
+/// becomes `.wouldBlock`, `EBADF`/`EFAULT` trap (they are bugs in this program),
+/// anything else throws `SystemError`. `close` is never retried.
+enum Syscall {
+    @inline(__always)
+    private static func retrying<T: FixedWidthInteger>(
+        _ call: @autoclosure () -> String, _ body: () -> T
+    ) throws(SystemError) -> IOResult<T> {
+        while true {
+            let result = body()
+            if result >= 0 { return .processed(result) }
+            let code = Glibc.errno
+            switch code {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                return .wouldBlock
+            case EBADF, EFAULT:
+                preconditionFailure("\(call()) on a bad descriptor or address: a bug in this program (errno \(code))")
+            default:
+                throw SystemError(call: call(), errno: code)
+            }
+        }
+    }
+
+    /// Calls that never answer "would block".
+    @inline(__always)
+    private static func checked<T: FixedWidthInteger>(
+        _ call: @autoclosure () -> String, _ body: () -> T
+    ) throws(SystemError) -> T {
+        switch try retrying(call(), body) {
+        case .processed(let value): return value
+        case .wouldBlock: throw SystemError(call: call(), errno: EAGAIN)
+        }
+    }
+
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try retrying("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    static func writev(_ fd: Int32, _ iov: UnsafePointer<iovec>, _ count: Int32) throws(SystemError) -> IOResult<Int> {
+        try retrying("writev") { Glibc.writev(fd, iov, count) }
+    }
+
+    /// Accepts one connection, born non-blocking and close-on-exec.
+    static func accept(_ fd: Int32) throws(SystemError) -> IOResult<Int32> {
+        try retrying("accept4") {
+            cstreams_accept4(fd, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+        }
+    }
+
+    /// A TCP socket, born non-blocking and close-on-exec.
+    static func tcpSocket(family: Int32) throws(SystemError) -> Int32 {
+        try checked("socket") {
+            Glibc.socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        }
+    }
+
+    static func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32) throws(SystemError) {
+        var value = value
+        _ = try checked("setsockopt") {
+            Glibc.setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
+    static func setLinger(_ fd: Int32, onSeconds: Int32) throws(SystemError) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: onSeconds)
+        _ = try checked("setsockopt(SO_LINGER)") {
+            Glibc.setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+    }
+
+    static func pendingError(_ fd: Int32) throws(SystemError) -> Int32 {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        _ = try checked("getsockopt(SO_ERROR)") { Glibc.getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length) }
+        return value
+    }
+
+    static func bind(_ fd: Int32, _ address: SocketAddress) throws(SystemError) {
+        _ = try address.withSockaddr { pointer, length throws(SystemError) in
+            try checked("bind") { Glibc.bind(fd, pointer, length) }
+        }
+    }
+
+    static func listen(_ fd: Int32, backlog: Int32) throws(SystemError) {
+        _ = try checked("listen") { Glibc.listen(fd, backlog) }
+    }
+
+    /// Starts a non-blocking connect: `.wouldBlock` means "in progress, wait until writable".
+    static func connect(_ fd: Int32, _ address: SocketAddress) throws(SystemError) -> IOResult<Int32> {
+        try address.withSockaddr { pointer, length throws(SystemError) in
+            while true {
+                if Glibc.connect(fd, pointer, length) == 0 { return .processed(0) }
+                let code = Glibc.errno
+                switch code {
+                case EINTR: continue
+                case EINPROGRESS, EAGAIN: return .wouldBlock
+                case EBADF, EFAULT: preconditionFailure("connect on a bad descriptor: a bug in this program")
+                default: throw SystemError(call: "connect", errno: code)
+                }
+            }
+        }
+    }
+
+    static func localPort(_ fd: Int32) throws(SystemError) -> Int {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try withUnsafeMutablePointer(to: &storage) { pointer throws(SystemError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(SystemError) in
+                try checked("getsockname") { Glibc.getsockname(fd, sa, &length) }
+            }
+        }
+        return SocketAddress(storage: storage)?.port ?? 0
+    }
+
+    /// Shuts both directions down; the descriptor stays open (closing is the owner's job).
+    static func shutdown(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    /// Closes a descriptor exactly once. Never retried: after `EINTR` the descriptor is gone on Linux.
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    static func epollCreate() throws(SystemError) -> Int32 {
+        try checked("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+    }
+
+    static func epollControl(_ epfd: Int32, _ op: Int32, _ fd: Int32, events: UInt32, data: UInt64) throws(SystemError) {
+        var event = cstreams_epoll_event(events, data)
+        _ = try checked("epoll_ctl") { epoll_ctl(epfd, op, fd, &event) }
+    }
+
+    static func epollWait(_ epfd: Int32, _ events: UnsafeMutablePointer<epoll_event>, _ capacity: Int32, timeoutMilliseconds: Int32) throws(SystemError) -> Int {
+        switch try retrying("epoll_wait", { epoll_wait(epfd, events, capacity, timeoutMilliseconds) }) {
+        case .processed(let count): return Int(count)
+        case .wouldBlock: return 0
+        }
+    }
+
+    static func eventFD() throws(SystemError) -> Int32 {
+        try checked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+    }
+
+    /// Adds one to an eventfd's counter, waking whoever polls it. A full counter already wakes.
+    static func signalEventFD(_ fd: Int32) {
+        var one: UInt64 = 1
+        _ = Glibc.write(fd, &one, 8)
+    }
+
+    static func drainEventFD(_ fd: Int32) {
+        var value: UInt64 = 0
+        _ = Glibc.read(fd, &value, 8)
+    }
+
+    /// The soft and hard open-descriptor limits.
+    static func descriptorLimit() -> (soft: UInt64, hard: UInt64) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return (0, 0) }
+        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
+    }
+
+    /// `SIGPIPE` would kill the process on a write to a closed socket; we want `EPIPE` instead.
+    static func ignoreSIGPIPE() {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }
+}

@@ -1,0 +1,63 @@
+import HTTPCore
+import StreamHub
+
+/// `GET /state/<topic>` and `GET /events/<topic>`: registers a subscriber in
+/// the hub *before* the response head goes out (so the subscription is live
+/// from the moment the client sees the headers), then streams its frames.
+///
+/// The stream's lifetime is the connection's task: frames are written as
+/// batches (everything queued while the previous write was in progress goes
+/// out in one `writev`); when the client vanishes the subscription is
+/// cancelled, the loop ends and the subscriber leaves the hub; when the hub
+/// finishes the subscriber (overflow, shutdown) the response ends and the
+/// connection closes.
+struct SubscribeHandler: Sendable {
+    let hub: Hub
+    let retryFrame: [UInt8]
+    let headers: HTTPHeaders
+
+    init(hub: Hub, retryMilliseconds: Int, corsOrigin: String) {
+        self.hub = hub
+        retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
+        var headers: HTTPHeaders = [
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        ]
+        headers.add(name: "Access-Control-Allow-Origin", value: corsOrigin)
+        self.headers = headers
+    }
+
+    func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> HTTPResponse {
+        if request.head.method == "HEAD" {
+            return HTTPResponse(status: .ok, headers: headers)
+        }
+        let lastEventID = channel == .events ? Self.lastEventID(request.head.headers) : nil
+        let subscription = await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+        let retryFrame = retryFrame
+        return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { stream in
+            subscription.onFinish { reason in
+                // A subscriber that fell behind may be stuck in a write to a
+                // client that does not read: end the connection now.
+                if reason == .overflow { stream.abort() }
+            }
+            stream.onPeerClosed { subscription.cancel() }
+            defer { subscription.cancel() }
+            do {
+                try await stream.write([retryFrame])
+                while let batch = await subscription.nextBatch() {
+                    try await stream.write(batch)
+                }
+            } catch {
+                // The client went away mid-write; the subscription is cancelled above.
+            }
+        })
+    }
+
+    /// `Last-Event-ID` as a decimal id; anything else counts as absent (API.md).
+    static func lastEventID(_ headers: HTTPHeaders) -> UInt64? {
+        guard let text = headers["Last-Event-ID"], !text.isEmpty, text.utf8.count <= 20,
+              text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return UInt64(text)
+    }
+}

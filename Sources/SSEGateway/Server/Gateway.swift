@@ -1,0 +1,144 @@
+import Dispatch
+import Glibc
+import HTTPCore
+import StreamHub
+
+/// The running gateway: one hub, one HTTP server, a ticker for heartbeats and
+/// topic sweeping, and the signal handling that shuts it all down cleanly.
+///
+/// Lifecycle: `init` binds (so a taken port fails before anything starts);
+/// `run()` serves until `SIGTERM`/`SIGINT` (or `stop()`), then stops
+/// accepting, finishes every stream through the hub, waits up to the grace
+/// period for connections to end, cancels what remains, and returns.
+final class Gateway: Sendable {
+    let configuration: GatewayConfiguration
+    let hub: Hub
+    let server: HTTPServer
+    private let stopRequests: AsyncStream<String>
+    private let stopContinuation: AsyncStream<String>.Continuation
+
+    init(configuration: GatewayConfiguration) throws {
+        self.configuration = configuration
+        var hubConfiguration = HubConfiguration()
+        hubConfiguration.eventsQueueLimit = configuration.eventsQueueLimit
+        hubConfiguration.replayCount = configuration.replayCount
+        hubConfiguration.replayMaxAge = configuration.replayMaxAge
+        let hub = Hub(configuration: hubConfiguration)
+        self.hub = hub
+
+        let limit = Gateway.raiseDescriptorLimit()
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = configuration.host
+        serverConfiguration.port = configuration.port
+        serverConfiguration.limits = configuration.httpLimits
+        serverConfiguration.headerTimeout = configuration.headerTimeout
+        serverConfiguration.idleTimeout = configuration.idleTimeout
+        serverConfiguration.bodyTimeout = configuration.bodyTimeout
+        serverConfiguration.maxConnections = configuration.maxConnections ?? Gateway.defaultMaxConnections(limit)
+
+        let counters = ConnectionCounters()
+        let cors = configuration.corsOrigin
+        let router = Router(
+            subscribe: SubscribeHandler(hub: hub, retryMilliseconds: configuration.retryMilliseconds, corsOrigin: cors),
+            publish: PublishHandler(hub: hub, token: configuration.publishToken.map(PublishToken.init), corsOrigin: cors),
+            metrics: MetricsHandler(hub: hub, counters: counters, corsOrigin: cors, descriptorLimit: limit),
+            files: StaticFiles(root: configuration.publicDirectory),
+            corsOrigin: cors)
+        let accessLog = configuration.accessLog
+        server = try HTTPServer(configuration: serverConfiguration, counters: counters,
+                                onAcceptError: { error in Log.error("accept: \(error); backing off") },
+                                handler: { request in
+                                    let response = await router.respond(to: request)
+                                    if accessLog {
+                                        Log.info("\(request.head.method) \(request.head.target) \(response.head.status.code)")
+                                    }
+                                    return response
+                                })
+        (stopRequests, stopContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
+        Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory); "
+            + "max connections \(serverConfiguration.maxConnections), open-file limit \(limit)")
+    }
+
+    /// The bound port.
+    var port: Int { server.port }
+
+    /// Asks `run()` to shut down (as a signal would).
+    func stop(reason: String = "stop requested") {
+        stopContinuation.yield(reason)
+    }
+
+    /// Serves until stopped, then shuts down gracefully (see the type's doc).
+    func run() async {
+        let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { [stopContinuation] name in
+            stopContinuation.yield(name)
+        }
+        defer { signals.cancel() }
+        let grace = configuration.shutdownGrace
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.server.run() }
+            group.addTask { await self.tick() }
+            group.addTask {
+                var requests = self.stopRequests.makeAsyncIterator()
+                guard let reason = await requests.next() else { return }
+                Log.info("stopping (\(reason)): no new connections, ending every stream")
+                self.server.shutdown()
+                await self.hub.shutdown()
+                // Past most of the grace period, whatever is still open is cancelled.
+                try? await Task.sleep(for: grace * 0.75)
+            }
+            // Either the server ended (all connections closed) or the grace ran out.
+            await group.next()
+            group.cancelAll()
+        }
+        Log.info("stopped")
+    }
+
+    /// Heartbeats for idle subscribers, and forgetting empty topics, once a second.
+    private func tick() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            await hub.sendHeartbeats(idleFor: configuration.heartbeatInterval)
+            await hub.sweep()
+        }
+    }
+
+    /// Raises the soft open-descriptor limit to the hard one (as nginx's
+    /// `worker_rlimit_nofile` would) and returns the limit in force.
+    static func raiseDescriptorLimit() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+
+    /// Connections to hold when not configured: the descriptor limit less a
+    /// reserve for listeners, files and the runtime.
+    static func defaultMaxConnections(_ descriptorLimit: UInt64) -> Int {
+        max(16, Int(min(descriptorLimit, 1_000_000)) - 64)
+    }
+}
+
+/// Delivers POSIX signals as calls on a dispatch queue, never in a signal handler.
+final class SignalWatcher: Sendable {
+    private let sources: [any DispatchSourceSignal]
+
+    init(signals: [Int32], handler: @escaping @Sendable (String) -> Void) {
+        let queue = DispatchQueue(label: "sse-gateway.signals")
+        sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            let name = number == SIGTERM ? "SIGTERM" : number == SIGINT ? "SIGINT" : "signal \(number)"
+            source.setEventHandler { handler(name) }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}

@@ -1,0 +1,87 @@
+import HTTPCore
+import Synchronization
+import Testing
+
+/// Runs a server on an ephemeral port of 127.0.0.1 for the duration of `body`,
+/// then shuts it down, cancels what is left and waits for `run()` to return.
+func withServer(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    handler: @escaping HTTPHandler,
+    _ body: (HTTPServer) async throws -> Void
+) async throws {
+    var configuration = HTTPServerConfiguration()
+    configuration.port = 0
+    configure(&configuration)
+    let server = try HTTPServer(configuration: configuration, handler: handler)
+    let running = Task { await server.run() }
+    do {
+        try await body(server)
+    } catch {
+        server.shutdown()
+        running.cancel()
+        await running.value
+        throw error
+    }
+    server.shutdown()
+    running.cancel()
+    await running.value
+}
+
+/// Answers `<method> <target> <body>` so tests can see what the server parsed.
+let echoHandler: HTTPHandler = { request in
+    let text = "\(request.head.method) \(request.head.target) \(String(decoding: request.body, as: UTF8.self))"
+    return HTTPResponse(status: .ok, headers: ["Content-Type": "text/plain"], body: Array(text.utf8))
+}
+
+/// Fails the test (by throwing) if `operation` takes longer than `seconds`.
+func within<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
+        }
+        guard let first = try await group.next(), let value = first else {
+            group.cancelAll()
+            throw TimedOut(seconds: seconds)
+        }
+        group.cancelAll()
+        return value
+    }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "did not finish within \(seconds) s" }
+}
+
+/// Reads until the peer closes; returns everything read.
+func readUntilClosed(_ client: HTTPClient, deadline: ContinuousClock.Instant) async throws -> [UInt8] {
+    var all: [UInt8] = []
+    while true {
+        let bytes = try await client.connection.read(maxBytes: 65536, deadline: deadline)
+        if bytes.isEmpty { return all }
+        all.append(contentsOf: bytes)
+    }
+}
+
+/// A one-shot signal tests can fire from any thread and await.
+final class Signal: Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func fire() { continuation.yield() }
+
+    /// Waits for the signal; false if it did not come in time.
+    func wait(seconds: Double) async -> Bool {
+        let stream = stream
+        return (try? await within(seconds) {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next() != nil
+        }) ?? false
+    }
+}

@@ -1,0 +1,220 @@
+import Glibc
+import HTTPCore
+import Synchronization
+import Testing
+
+/// The server over real sockets on 127.0.0.1.
+struct ServerTests {
+    /// Two requests sent in one write come back as two responses, in order, on one connection that stays open.
+    @Test func keepAliveAndPipelining() async throws {
+        try await withServer(handler: echoHandler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\nPOST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+            let first = try await client.response(deadline: .now + .seconds(5))
+            let second = try await client.response(deadline: .now + .seconds(5))
+            #expect(first.text == "GET /one ")
+            #expect(second.text == "POST /two abc")
+            try await client.request("GET", "/three")
+            #expect(try await client.response(deadline: .now + .seconds(5)).text == "GET /three ")
+        }
+    }
+
+    /// An HTTP/1.0 client without keep-alive is answered and then closed.
+    @Test func http10IsClosedAfterTheResponse() async throws {
+        try await withServer(handler: echoHandler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.send("GET /old HTTP/1.0\r\n\r\n")
+            let response = try await client.response(deadline: .now + .seconds(5))
+            #expect(response.text == "GET /old ")
+            #expect(response.head.headers["Connection"] == "close")
+            #expect(try await readUntilClosed(client, deadline: .now + .seconds(5)).isEmpty)
+        }
+    }
+
+    /// An HTTP/1.0 client that asks for keep-alive gets it.
+    @Test func http10KeepAliveIsHonoured() async throws {
+        try await withServer(handler: echoHandler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            let first = try await client.response(deadline: .now + .seconds(5))
+            #expect(first.head.headers["Connection"] == "keep-alive")
+            try await client.send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try await client.response(deadline: .now + .seconds(5)).text == "GET /b ")
+        }
+    }
+
+    /// A client that sends half a head and stalls is answered 408 and closed at the header
+    /// deadline, while another client is served meanwhile.
+    @Test func slowlorisIsCutOffAtTheHeaderDeadline() async throws {
+        try await withServer({ $0.headerTimeout = .seconds(1) }, handler: echoHandler) { server in
+            let slow = try await HTTPClient.connect(port: server.port)
+            defer { slow.close() }
+            let start = ContinuousClock.now
+            try await slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n")
+            let fast = try await HTTPClient.connect(port: server.port)
+            defer { fast.close() }
+            try await fast.request("GET", "/fast")
+            #expect(try await fast.response(deadline: .now + .seconds(1)).text == "GET /fast ")
+            let cut = try await slow.response(deadline: .now + .seconds(5))
+            #expect(cut.status == 408)
+            #expect(try await readUntilClosed(slow, deadline: .now + .seconds(5)).isEmpty)
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(3))
+        }
+    }
+
+    /// A thousand silent connections do not keep a real request from being served promptly.
+    @Test func silentConnectionsDoNotBlockARealRequest() async throws {
+        try await withServer(handler: echoHandler) { server in
+            var silent: [HTTPClient] = []
+            defer { silent.forEach { $0.close() } }
+            for _ in 0..<1000 { silent.append(try await HTTPClient.connect(port: server.port)) }
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            let start = ContinuousClock.now
+            try await client.request("GET", "/real")
+            #expect(try await client.response(deadline: .now + .seconds(5)).text == "GET /real ")
+            #expect(ContinuousClock.now - start < .seconds(1))
+        }
+    }
+
+    /// A streaming response that is only waiting to write learns within a second that its client vanished.
+    @Test func vanishedPeerIsNoticedWithoutTraffic() async throws {
+        let noticed = Signal()
+        let handler: HTTPHandler = { _ in
+            HTTPResponse(head: HTTPResponseHead(status: .ok), body: .stream { stream in
+                let gone = Signal()
+                stream.onPeerClosed { gone.fire() }
+                if await gone.wait(seconds: 10) { noticed.fire() }
+            })
+        }
+        try await withServer(handler: handler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            try await client.request("GET", "/stream")
+            guard case .head(let head)? = try await client.nextEvent(deadline: .now + .seconds(5)) else {
+                Issue.record("no response head")
+                return
+            }
+            #expect(head.status == 200)
+            client.close()
+            #expect(await noticed.wait(seconds: 1))
+        }
+    }
+
+    /// Past the connection cap a new client gets 503 with Retry-After, and the server keeps serving.
+    @Test func connectionCapAnswers503() async throws {
+        try await withServer({ $0.maxConnections = 3 }, handler: echoHandler) { server in
+            var held: [HTTPClient] = []
+            defer { held.forEach { $0.close() } }
+            for _ in 0..<3 { held.append(try await HTTPClient.connect(port: server.port)) }
+            for _ in 0..<100 where server.counters.open.load(ordering: .relaxed) < 3 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let extra = try await HTTPClient.connect(port: server.port)
+            defer { extra.close() }
+            let refused = try await extra.response(deadline: .now + .seconds(5))
+            #expect(refused.status == 503)
+            #expect(refused.head.headers["Retry-After"] == "1")
+            #expect(server.counters.refused.load(ordering: .relaxed) == 1)
+            try await held[0].request("GET", "/still")
+            #expect(try await held[0].response(deadline: .now + .seconds(5)).text == "GET /still ")
+        }
+    }
+
+    /// `Expect: 100-continue` gets an interim 100 before the body is sent, then the final answer.
+    @Test func expectContinueIsAnswered() async throws {
+        try await withServer(handler: echoHandler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            let interim = try await client.response(deadline: .now + .seconds(5), keepInterim: true)
+            #expect(interim.status == 100)
+            try await client.send("hello")
+            #expect(try await client.response(deadline: .now + .seconds(5)).text == "POST /e hello")
+        }
+    }
+
+    /// A chunked request body arrives decoded.
+    @Test func chunkedRequestBody() async throws {
+        try await withServer(handler: echoHandler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: v\r\n\r\n")
+            #expect(try await client.response(deadline: .now + .seconds(5)).text == "POST /c abcde")
+        }
+    }
+
+    /// A refused request gets its status and a closed connection (here: an unsupported version → 505).
+    @Test func refusedRequestIsAnsweredAndClosed() async throws {
+        try await withServer(handler: echoHandler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.send("GET / HTTP/2.0\r\nHost: x\r\n\r\n")
+            let response = try await client.response(deadline: .now + .seconds(5))
+            #expect(response.status == 505)
+            #expect(response.head.headers["Connection"] == "close")
+            #expect(try await readUntilClosed(client, deadline: .now + .seconds(5)).isEmpty)
+        }
+    }
+
+    /// A large response to a client that reads slowly arrives complete (partial writes resume).
+    @Test func largeResponseSurvivesPartialWrites() async throws {
+        let payload = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try await withServer(handler: { _ in HTTPResponse(status: .ok, body: payload) }) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.request("GET", "/big")
+            try await Task.sleep(for: .milliseconds(200))  // let the server fill the socket and wait
+            let response = try await client.response(deadline: .now + .seconds(20))
+            #expect(response.body.count == payload.count)
+            #expect(response.body == payload)
+        }
+    }
+
+    /// Shutdown closes idle connections, lets streams end, and `run()` returns.
+    @Test func gracefulShutdownClosesEverything() async throws {
+        let stop = Signal()
+        let stopFanout = Mutex<[Signal]>([])
+        let handler: HTTPHandler = { request in
+            if request.head.target == "/stream" {
+                return HTTPResponse(head: HTTPResponseHead(status: .ok), body: .stream { stream in
+                    let mine = Signal()
+                    stopFanout.withLock { $0.append(mine) }
+                    try? await stream.write([Array("data: hi\n\n".utf8)])
+                    _ = await mine.wait(seconds: 10)
+                })
+            }
+            return await echoHandler(request)
+        }
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        let server = try HTTPServer(configuration: configuration, handler: handler)
+        let running = Task { await server.run() }
+        let idle = try await HTTPClient.connect(port: server.port)
+        defer { idle.close() }
+        try await idle.request("GET", "/x")
+        _ = try await idle.response(deadline: .now + .seconds(5))
+        var streams: [HTTPClient] = []
+        defer { streams.forEach { $0.close() } }
+        for _ in 0..<2 {
+            let client = try await HTTPClient.connect(port: server.port)
+            try await client.request("GET", "/stream")
+            _ = try await client.nextEvent(deadline: .now + .seconds(5))
+            streams.append(client)
+        }
+        for _ in 0..<100 where stopFanout.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        server.shutdown()
+        stopFanout.withLock { $0.forEach { $0.fire() } }
+        stop.fire()
+        try await within(2) { await running.value }
+        #expect(try await readUntilClosed(idle, deadline: .now + .seconds(2)).isEmpty)
+        for client in streams {
+            let rest = try await readUntilClosed(client, deadline: .now + .seconds(2))
+            #expect(String(decoding: rest, as: UTF8.self).hasSuffix("0\r\n\r\n"))
+        }
+        #expect(server.counters.open.load(ordering: .relaxed) == 0)
+    }
+}
