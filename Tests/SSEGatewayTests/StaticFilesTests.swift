@@ -279,6 +279,21 @@ struct StaticFilesTests {
         #expect(max.body.count == StaticFileLoader.maxFileBytes)
     }
 
+    /// The shipped browser page (public/index.html, app.js, style.css) is served with its types.
+    @Test func shippedPageIsServed() async throws {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let files = StaticFiles(root: packageRoot.appendingPathComponent("public").path)
+        let page = await files.respond(method: "GET", rawPath: "/", requestHeaders: [:])
+        #expect(page.status == .ok)
+        #expect(String(decoding: page.body, as: UTF8.self).contains("<script src=\"app.js\""))
+        for (path, type) in [("/app.js", "text/javascript; charset=utf-8"), ("/style.css", "text/css; charset=utf-8")] {
+            let response = await files.respond(method: "GET", rawPath: path, requestHeaders: [:])
+            #expect(response.status == .ok, "\(path)")
+            #expect(response.headers["Content-Type"] == type)
+        }
+    }
+
     /// A root that does not exist answers 404 to everything.
     @Test func missingRootIsNotFound() async {
         let files = StaticFiles(root: "/nonexistent-\(UUID().uuidString)")
