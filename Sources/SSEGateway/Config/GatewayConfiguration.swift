@@ -1,0 +1,91 @@
+import HTTPCore
+
+/// Everything the gateway can be told at start, already validated.
+///
+/// A value of this type promises that every field is within the range the
+/// command line accepts (see `GatewayOptions`), and that `tlsCertificate` and
+/// `tlsKey` are either both set or both nil. `GatewayConfiguration()` holds the
+/// documented defaults; `--help` prints them from this same value, so the two
+/// cannot drift apart.
+struct GatewayConfiguration: Sendable, Equatable {
+    /// Address to listen on.
+    var host = "127.0.0.1"
+    /// TCP port to listen on; 0 asks the kernel for an ephemeral port.
+    var port = 8080
+    /// Directory served for `GET /` and `GET /<file>`.
+    var publicDirectory = "./public"
+    /// Value of the `retry:` line that opens every stream (0 or more).
+    var retryMilliseconds = 2000
+    /// Silence after which a stream gets a `: hb` comment (more than zero).
+    var heartbeatInterval: Duration = .seconds(15)
+    /// Pending events an `/events` subscriber may hold before it is disconnected.
+    var eventsQueueLimit = 1024
+    /// Events each topic keeps for `Last-Event-ID` resumption (0 disables resuming).
+    var replayCount = 256
+    /// Oldest event age kept in a replay window (more than zero).
+    var replayMaxAge: Duration = .seconds(300)
+    /// Largest accepted publish body, in bytes (`413` past it).
+    var maxBodyBytes = 65536
+    /// Largest accepted request line plus headers, in bytes (`431` past it).
+    var maxHeaderBytes = 16384
+    /// Largest accepted request target, in bytes (`414` past it).
+    var maxURIBytes = 8192
+    /// Open connections allowed at once; nil means "derive from the open-file
+    /// limit at start" (the listener decides, this type only carries the choice).
+    var maxConnections: Int? = nil
+    /// Time a new connection has to send a complete request head.
+    var headerTimeout: Duration = .seconds(10)
+    /// Time an idle keep-alive connection is kept open.
+    var idleTimeout: Duration = .seconds(60)
+    /// Time a request body may take to arrive once its head is in.
+    var bodyTimeout: Duration = .seconds(10)
+    /// Bearer token required on every POST; nil leaves publishing open.
+    var publishToken: String? = nil
+    /// Value of `Access-Control-Allow-Origin`.
+    var corsOrigin = "*"
+    /// Time streams get to end cleanly on SIGTERM/SIGINT before being cut.
+    var shutdownGrace: Duration = .seconds(2)
+    /// Whether each request is logged to standard output.
+    var accessLog = false
+    /// Path of the PEM certificate (chain); set together with `tlsKey`.
+    var tlsCertificate: String? = nil
+    /// Path of the PEM private key; set together with `tlsCertificate`.
+    var tlsKey: String? = nil
+
+    /// The HTTP parser's limits, taken from the three size options.
+    var httpLimits: HTTPLimits {
+        var limits = HTTPLimits()
+        limits.maxBodyBytes = maxBodyBytes
+        limits.maxHeaderBytes = maxHeaderBytes
+        limits.maxURIBytes = maxURIBytes
+        return limits
+    }
+
+    /// The gateway's name and version, as `--version` prints it.
+    static let version = "sse-gateway 0.1.0"
+}
+
+/// What the command line asks for: run with a configuration, or print a text
+/// and exit 0 (`--help`, `--version`). Errors are thrown, not returned.
+enum CommandLineOutcome: Equatable, Sendable {
+    /// Start the gateway with this configuration.
+    case run(GatewayConfiguration)
+    /// Print this usage text to standard output and exit 0.
+    case help(String)
+    /// Print this version line to standard output and exit 0.
+    case version(String)
+}
+
+/// A command line or environment the gateway refuses to start with.
+///
+/// `message` is one line that names the flag or environment variable at fault
+/// and, where there is one, the bad value. The caller prints `diagnostic` to
+/// standard error and exits with status 2.
+struct ConfigurationError: Error, Equatable, Sendable {
+    let message: String
+
+    /// The full text for standard error: the message and where to find help.
+    var diagnostic: String {
+        "sse-gateway: \(message)\nTry 'sse-gateway --help'."
+    }
+}

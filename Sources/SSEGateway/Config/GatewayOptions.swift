@@ -1,0 +1,143 @@
+/// One setting of the command line: its flag, its environment variable, how
+/// its text becomes a configuration field, and how `--help` shows it.
+///
+/// The environment variable is derived from the flag (`--max-body` →
+/// `SSE_GATEWAY_MAX_BODY`), so the two names can never disagree.
+struct GatewayOption: Sendable {
+    /// Whether the option takes a value or is a switch.
+    enum Kind: Sendable, Equatable {
+        /// `--flag VALUE` or `--flag=VALUE`; the placeholder names the value in `--help`.
+        case value(placeholder: String)
+        /// `--flag` alone means true; `--flag=BOOL` and the environment take a yes/no value.
+        case toggle
+    }
+
+    /// The flag without its leading dashes, e.g. `max-body`.
+    let name: String
+    let kind: Kind
+    /// One line for `--help`.
+    let summary: String
+    /// A secret's value is never repeated in an error message (it would land in logs).
+    var isSecret = false
+    /// The default as `--help` shows it, read from `GatewayConfiguration()`.
+    let defaultText: @Sendable (GatewayConfiguration) -> String
+    /// Reads the option's text into the configuration, or says what was expected.
+    let apply: @Sendable (inout GatewayConfiguration, String) throws(ValueProblem) -> Void
+
+    /// The flag as typed, e.g. `--max-body`.
+    var flag: String { "--" + name }
+
+    /// The environment variable, e.g. `SSE_GATEWAY_MAX_BODY`.
+    var environmentVariable: String {
+        "SSE_GATEWAY_" + String(name.uppercased().map { $0 == "-" ? "_" : $0 })
+    }
+}
+
+/// Every option the gateway understands, in the order `--help` lists them.
+/// `--help` and `--version` are handled by the parser and are not listed here.
+enum GatewayOptions {
+    static let all: [GatewayOption] = [
+        GatewayOption(name: "host", kind: .value(placeholder: "ADDR"),
+                      summary: "Address to listen on.",
+                      defaultText: { $0.host },
+                      apply: { config, text throws(ValueProblem) in config.host = try OptionValue.word(text) }),
+        GatewayOption(name: "port", kind: .value(placeholder: "PORT"),
+                      summary: "TCP port to listen on (0 picks a free port).",
+                      defaultText: { "\($0.port)" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.port = try OptionValue.integer(text, in: 0...65535) }),
+        GatewayOption(name: "public", kind: .value(placeholder: "DIR"),
+                      summary: "Directory served for GET / and GET /<file>.",
+                      defaultText: { $0.publicDirectory },
+                      apply: { config, text throws(ValueProblem) in config.publicDirectory = try OptionValue.text(text) }),
+        GatewayOption(name: "retry-ms", kind: .value(placeholder: "MS"),
+                      summary: "Reconnect delay sent to clients in the retry: line, in ms.",
+                      defaultText: { "\($0.retryMilliseconds)" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.retryMilliseconds = try OptionValue.integer(text, in: 0...86_400_000) }),
+        GatewayOption(name: "heartbeat", kind: .value(placeholder: "DURATION"),
+                      summary: "Silence after which a stream gets a ': hb' comment.",
+                      defaultText: { OptionValue.format($0.heartbeatInterval) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.heartbeatInterval = try OptionValue.duration(text, allowZero: false) }),
+        GatewayOption(name: "events-queue-limit", kind: .value(placeholder: "COUNT"),
+                      summary: "Pending events before a slow /events subscriber is cut.",
+                      defaultText: { "\($0.eventsQueueLimit)" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.eventsQueueLimit = try OptionValue.integer(text, in: 1...1_000_000) }),
+        GatewayOption(name: "replay-count", kind: .value(placeholder: "COUNT"),
+                      summary: "Events kept per topic for Last-Event-ID (0: no resuming).",
+                      defaultText: { "\($0.replayCount)" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.replayCount = try OptionValue.integer(text, in: 0...1_000_000) }),
+        GatewayOption(name: "replay-max-age", kind: .value(placeholder: "DURATION"),
+                      summary: "Age after which an event leaves the replay window.",
+                      defaultText: { OptionValue.format($0.replayMaxAge) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.replayMaxAge = try OptionValue.duration(text, allowZero: false) }),
+        GatewayOption(name: "max-body", kind: .value(placeholder: "SIZE"),
+                      summary: "Largest publish body (413 past it).",
+                      defaultText: { OptionValue.format(bytes: $0.maxBodyBytes) },
+                      apply: { config, text throws(ValueProblem) in config.maxBodyBytes = try OptionValue.size(text) }),
+        GatewayOption(name: "max-header-bytes", kind: .value(placeholder: "SIZE"),
+                      summary: "Largest request line plus headers (431 past it).",
+                      defaultText: { OptionValue.format(bytes: $0.maxHeaderBytes) },
+                      apply: { config, text throws(ValueProblem) in config.maxHeaderBytes = try OptionValue.size(text) }),
+        GatewayOption(name: "max-uri", kind: .value(placeholder: "SIZE"),
+                      summary: "Longest request target (414 past it).",
+                      defaultText: { OptionValue.format(bytes: $0.maxURIBytes) },
+                      apply: { config, text throws(ValueProblem) in config.maxURIBytes = try OptionValue.size(text) }),
+        GatewayOption(name: "max-connections", kind: .value(placeholder: "COUNT"),
+                      summary: "Open connections allowed at once, or 'auto'.",
+                      defaultText: { $0.maxConnections.map { "\($0)" } ?? "auto (from the open-file limit)" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.maxConnections = text == "auto"
+                              ? nil : try OptionValue.integer(text, in: 1...1_000_000) }),
+        GatewayOption(name: "header-timeout", kind: .value(placeholder: "DURATION"),
+                      summary: "Time a connection has to send its request head.",
+                      defaultText: { OptionValue.format($0.headerTimeout) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.headerTimeout = try OptionValue.duration(text, allowZero: false) }),
+        GatewayOption(name: "idle-timeout", kind: .value(placeholder: "DURATION"),
+                      summary: "Time an idle keep-alive connection stays open.",
+                      defaultText: { OptionValue.format($0.idleTimeout) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.idleTimeout = try OptionValue.duration(text, allowZero: false) }),
+        GatewayOption(name: "body-timeout", kind: .value(placeholder: "DURATION"),
+                      summary: "Time a request body has to arrive.",
+                      defaultText: { OptionValue.format($0.bodyTimeout) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.bodyTimeout = try OptionValue.duration(text, allowZero: false) }),
+        GatewayOption(name: "publish-token", kind: .value(placeholder: "TOKEN"),
+                      summary: "Require 'Authorization: Bearer TOKEN' on every POST.",
+                      isSecret: true,
+                      defaultText: { $0.publishToken == nil ? "none (publishing is open)" : "set" },
+                      apply: { config, text throws(ValueProblem) in config.publishToken = try OptionValue.word(text) }),
+        GatewayOption(name: "cors-origin", kind: .value(placeholder: "ORIGIN"),
+                      summary: "Value of Access-Control-Allow-Origin.",
+                      defaultText: { $0.corsOrigin },
+                      apply: { config, text throws(ValueProblem) in config.corsOrigin = try OptionValue.word(text) }),
+        GatewayOption(name: "shutdown-grace", kind: .value(placeholder: "DURATION"),
+                      summary: "Time streams get to end cleanly on SIGTERM/SIGINT.",
+                      defaultText: { OptionValue.format($0.shutdownGrace) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.shutdownGrace = try OptionValue.duration(text, allowZero: true) }),
+        GatewayOption(name: "access-log", kind: .toggle,
+                      summary: "Log one line per request to standard output.",
+                      defaultText: { $0.accessLog ? "on" : "off" },
+                      apply: { config, text throws(ValueProblem) in config.accessLog = try OptionValue.boolean(text) }),
+        GatewayOption(name: "tls-cert", kind: .value(placeholder: "PATH"),
+                      summary: "PEM certificate chain; serve HTTPS (needs --tls-key).",
+                      defaultText: { $0.tlsCertificate ?? "none" },
+                      apply: { config, text throws(ValueProblem) in config.tlsCertificate = try OptionValue.text(text) }),
+        GatewayOption(name: "tls-key", kind: .value(placeholder: "PATH"),
+                      summary: "PEM private key for --tls-cert.",
+                      defaultText: { $0.tlsKey ?? "none" },
+                      apply: { config, text throws(ValueProblem) in config.tlsKey = try OptionValue.text(text) }),
+    ]
+
+    /// The option whose flag is `--name`, if any.
+    static func named(_ name: Substring) -> GatewayOption? {
+        all.first { $0.name == name }
+    }
+}

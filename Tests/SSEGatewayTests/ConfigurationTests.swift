@@ -1,0 +1,337 @@
+import HTTPCore
+import Testing
+@testable import SSEGateway
+
+/// Parses and returns the configuration to run with, failing the test on help, version or error.
+private func configuration(_ arguments: [String], _ environment: [String: String] = [:]) throws -> GatewayConfiguration {
+    let outcome = try GatewayConfiguration.parse(arguments: arguments, environment: environment)
+    guard case .run(let configuration) = outcome else {
+        Issue.record("expected a configuration to run with, got \(outcome)")
+        return GatewayConfiguration()
+    }
+    return configuration
+}
+
+/// The error message for a command line that must be refused, or nil when it was accepted.
+private func refusal(_ arguments: [String], _ environment: [String: String] = [:]) -> String? {
+    do {
+        _ = try GatewayConfiguration.parse(arguments: arguments, environment: environment)
+        return nil
+    } catch {
+        return error.message
+    }
+}
+
+/// The default configuration with one change.
+private func defaults(_ change: (inout GatewayConfiguration) -> Void) -> GatewayConfiguration {
+    var configuration = GatewayConfiguration()
+    change(&configuration)
+    return configuration
+}
+
+struct ConfigurationTests {
+    /// Every flag the gateway documents, as a user types it.
+    static let documentedFlags = [
+        "--host", "--port", "--public", "--retry-ms", "--heartbeat", "--events-queue-limit", "--replay-count",
+        "--replay-max-age", "--max-body", "--max-header-bytes", "--max-uri", "--max-connections",
+        "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token", "--cors-origin",
+        "--shutdown-grace", "--access-log", "--tls-cert", "--tls-key",
+    ]
+
+    /// One value for every option (TLS is tested on its own: it needs a pair).
+    static let oneValueEach: [(name: String, text: String, expected: GatewayConfiguration)] = [
+        ("host", "0.0.0.0", defaults { $0.host = "0.0.0.0" }),
+        ("port", "9000", defaults { $0.port = 9000 }),
+        ("public", "/srv/www", defaults { $0.publicDirectory = "/srv/www" }),
+        ("retry-ms", "500", defaults { $0.retryMilliseconds = 500 }),
+        ("heartbeat", "30s", defaults { $0.heartbeatInterval = .seconds(30) }),
+        ("events-queue-limit", "64", defaults { $0.eventsQueueLimit = 64 }),
+        ("replay-count", "0", defaults { $0.replayCount = 0 }),
+        ("replay-max-age", "1h", defaults { $0.replayMaxAge = .seconds(3600) }),
+        ("max-body", "1MiB", defaults { $0.maxBodyBytes = 1 << 20 }),
+        ("max-header-bytes", "32k", defaults { $0.maxHeaderBytes = 32 * 1024 }),
+        ("max-uri", "2048", defaults { $0.maxURIBytes = 2048 }),
+        ("max-connections", "500", defaults { $0.maxConnections = 500 }),
+        ("header-timeout", "500ms", defaults { $0.headerTimeout = .milliseconds(500) }),
+        ("idle-timeout", "2m", defaults { $0.idleTimeout = .seconds(120) }),
+        ("body-timeout", "3", defaults { $0.bodyTimeout = .seconds(3) }),
+        ("publish-token", "s3cret-T0ken", defaults { $0.publishToken = "s3cret-T0ken" }),
+        ("cors-origin", "https://app.example", defaults { $0.corsOrigin = "https://app.example" }),
+        ("shutdown-grace", "0", defaults { $0.shutdownGrace = .zero }),
+        ("access-log", "true", defaults { $0.accessLog = true }),
+    ]
+
+    /// Starting with no arguments and no environment gives the documented defaults.
+    @Test func defaultsAreTheDocumentedOnes() throws {
+        let c = try configuration([])
+        #expect(c == GatewayConfiguration())
+        #expect(c.host == "127.0.0.1" && c.port == 8080 && c.publicDirectory == "./public")
+        #expect(c.retryMilliseconds == 2000 && c.heartbeatInterval == .seconds(15))
+        #expect(c.eventsQueueLimit == 1024 && c.replayCount == 256 && c.replayMaxAge == .seconds(300))
+        #expect(c.maxBodyBytes == 65536 && c.maxHeaderBytes == 16384 && c.maxURIBytes == 8192)
+        #expect(c.maxConnections == nil)
+        #expect(c.headerTimeout == .seconds(10) && c.idleTimeout == .seconds(60) && c.bodyTimeout == .seconds(10))
+        #expect(c.publishToken == nil && c.corsOrigin == "*" && c.shutdownGrace == .seconds(2) && !c.accessLog)
+        #expect(c.tlsCertificate == nil && c.tlsKey == nil)
+    }
+
+    /// The parser knows exactly the documented flags, and the per-option table covers them all.
+    @Test func everyDocumentedFlagIsKnown() {
+        let known = Set(GatewayOptions.all.map(\.flag))
+        #expect(known == Set(Self.documentedFlags))
+        #expect(Set(Self.oneValueEach.map { "--" + $0.name }) == known.subtracting(["--tls-cert", "--tls-key"]))
+    }
+
+    /// `--flag value` sets the option.
+    @Test(arguments: oneValueEach)
+    func flagWithSeparateValue(name: String, text: String, expected: GatewayConfiguration) throws {
+        // A switch takes no separate value: `--access-log` alone is its "true".
+        let arguments = name == "access-log" ? ["--access-log"] : ["--\(name)", text]
+        #expect(try configuration(arguments) == expected)
+    }
+
+    /// `--flag=value` sets the option.
+    @Test(arguments: oneValueEach)
+    func flagWithEqualsValue(name: String, text: String, expected: GatewayConfiguration) throws {
+        #expect(try configuration(["--\(name)=\(text)"]) == expected)
+    }
+
+    /// `SSE_GATEWAY_<NAME>` sets the option when no flag does.
+    @Test(arguments: oneValueEach)
+    func environmentVariable(name: String, text: String, expected: GatewayConfiguration) throws {
+        let variable = "SSE_GATEWAY_" + String(name.uppercased().map { $0 == "-" ? "_" : $0 })
+        #expect(try configuration([], [variable: text]) == expected)
+    }
+
+    /// Environment variable names follow the flag names.
+    @Test func environmentVariableNames() {
+        let names = GatewayOptions.all.map(\.environmentVariable)
+        #expect(names.contains("SSE_GATEWAY_PORT"))
+        #expect(names.contains("SSE_GATEWAY_PUBLISH_TOKEN"))
+        #expect(names.contains("SSE_GATEWAY_MAX_BODY"))
+        #expect(names.contains("SSE_GATEWAY_EVENTS_QUEUE_LIMIT"))
+        #expect(names.contains("SSE_GATEWAY_TLS_CERT"))
+    }
+
+    /// A flag wins over the environment, which wins over the default.
+    @Test func flagBeatsEnvironmentBeatsDefault() throws {
+        let environment = ["SSE_GATEWAY_PORT": "9001", "SSE_GATEWAY_HOST": "0.0.0.0"]
+        let c = try configuration(["--port", "9002"], environment)
+        #expect(c.port == 9002)
+        #expect(c.host == "0.0.0.0")
+        #expect(c.retryMilliseconds == 2000)
+    }
+
+    /// A bad environment value is not read when a flag overrides it.
+    @Test func flagOverridesABadEnvironmentValue() throws {
+        #expect(try configuration(["--port=81"], ["SSE_GATEWAY_PORT": "eighty"]).port == 81)
+    }
+
+    /// Unrelated environment variables, even with the gateway's prefix, are ignored.
+    @Test func unrelatedEnvironmentIsIgnored() throws {
+        #expect(try configuration([], ["SSE_GATEWAY_HOME": "/x", "PORT": "1"]) == GatewayConfiguration())
+    }
+
+    /// Giving a flag twice keeps the last value.
+    @Test func lastFlagWins() throws {
+        #expect(try configuration(["--port", "1", "--port=2"]).port == 2)
+    }
+
+    /// `--access-log` alone switches logging on; `=BOOL` and the environment take yes/no words.
+    @Test func accessLogSwitch() throws {
+        #expect(try configuration(["--access-log"]).accessLog)
+        #expect(try !configuration(["--access-log=false"]).accessLog)
+        #expect(try !configuration(["--access-log=no"], ["SSE_GATEWAY_ACCESS_LOG": "yes"]).accessLog)
+        for word in ["true", "1", "yes", "YES", "True"] {
+            #expect(try configuration([], ["SSE_GATEWAY_ACCESS_LOG": word]).accessLog)
+        }
+        for word in ["false", "0", "no", "No"] {
+            #expect(try !configuration([], ["SSE_GATEWAY_ACCESS_LOG": word]).accessLog)
+        }
+        // A switch never swallows the next argument.
+        #expect(refusal(["--access-log", "true"]) == "unexpected argument 'true' (the gateway takes only options)")
+    }
+
+    /// `--max-connections auto` leaves the limit to be derived from the open-file limit, as by default.
+    @Test func maxConnectionsAuto() throws {
+        #expect(try configuration(["--max-connections", "auto"], ["SSE_GATEWAY_MAX_CONNECTIONS": "9"]).maxConnections == nil)
+        #expect(try configuration([], ["SSE_GATEWAY_MAX_CONNECTIONS": "9"]).maxConnections == 9)
+    }
+
+    /// Each bad value is refused with a message naming the flag or variable and quoting the value.
+    @Test(arguments: [
+        (["--port", "70000"], [:], "invalid value '70000' for --port: expected a whole number from 0 to 65535"),
+        (["--port", "-1"], [:],
+         "invalid value '-1' for --port: expected a whole number from 0 to 65535 (it must not be negative)"),
+        (["--port=abc"], [:], "invalid value 'abc' for --port: expected a whole number from 0 to 65535"),
+        (["--port= 80"], [:], "invalid value ' 80' for --port: expected a whole number from 0 to 65535"),
+        (["--port", "+80"], [:], "invalid value '+80' for --port: expected a whole number from 0 to 65535"),
+        (["--retry-ms", "-5"], [:],
+         "invalid value '-5' for --retry-ms: expected a whole number from 0 to 86400000 (it must not be negative)"),
+        (["--heartbeat", "0"], [:], "invalid value '0' for --heartbeat: expected a duration above zero "
+            + "such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"),
+        (["--heartbeat", "soon"], [:], "invalid value 'soon' for --heartbeat: expected a duration above zero "
+            + "such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"),
+        (["--idle-timeout", "-1s"], [:], "invalid value '-1s' for --idle-timeout: expected a duration above zero "
+            + "such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h (it must not be negative)"),
+        (["--shutdown-grace", "1d"], [:], "invalid value '1d' for --shutdown-grace: expected a duration "
+            + "such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"),
+        (["--max-body", "0"], [:], "invalid value '0' for --max-body: expected a size above zero "
+            + "such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"),
+        (["--max-uri", "64KB"], [:], "invalid value '64KB' for --max-uri: expected a size above zero "
+            + "such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"),
+        (["--events-queue-limit", "0"], [:],
+         "invalid value '0' for --events-queue-limit: expected a whole number from 1 to 1000000"),
+        (["--replay-count", "x"], [:], "invalid value 'x' for --replay-count: expected a whole number from 0 to 1000000"),
+        (["--max-connections", "0"], [:],
+         "invalid value '0' for --max-connections: expected a whole number from 1 to 1000000"),
+        (["--host="], [:], "invalid value '' for --host: expected non-empty visible ASCII without spaces"),
+        (["--cors-origin", "a\nb"], [:],
+         "invalid value 'a\\nb' for --cors-origin: expected non-empty visible ASCII without spaces"),
+        (["--public", ""], [:], "invalid value '' for --public: expected non-empty text without control characters"),
+        (["--tls-cert", "c\u{7}", "--tls-key", "k"], [:],
+         "invalid value 'c\\u{07}' for --tls-cert: expected non-empty text without control characters"),
+        (["--access-log=maybe"], [:], "invalid value 'maybe' for --access-log: expected true/false, 1/0 or yes/no"),
+        ([], ["SSE_GATEWAY_PORT": "x"], "invalid value 'x' for SSE_GATEWAY_PORT: expected a whole number from 0 to 65535"),
+        ([], ["SSE_GATEWAY_MAX_BODY": "-1"], "invalid value '-1' for SSE_GATEWAY_MAX_BODY: expected a size above zero "
+            + "such as 65536, 64k, 64KiB or 1MiB, up to 1GiB (it must not be negative)"),
+        ([], ["SSE_GATEWAY_ACCESS_LOG": ""],
+         "invalid value '' for SSE_GATEWAY_ACCESS_LOG: expected true/false, 1/0 or yes/no"),
+    ] as [([String], [String: String], String)])
+    func badValueIsRefused(arguments: [String], environment: [String: String], message: String) {
+        #expect(refusal(arguments, environment) == message)
+    }
+
+    /// A bad publish token is refused without repeating the secret.
+    @Test func badTokenIsNotEchoed() throws {
+        let message = try #require(refusal(["--publish-token", "my secret"]))
+        #expect(message == "invalid value for --publish-token: expected non-empty visible ASCII without spaces")
+        let fromEnvironment = try #require(refusal([], ["SSE_GATEWAY_PUBLISH_TOKEN": "my secret"]))
+        #expect(fromEnvironment == "invalid value for SSE_GATEWAY_PUBLISH_TOKEN: "
+            + "expected non-empty visible ASCII without spaces")
+    }
+
+    /// Unknown flags and stray arguments are refused by name.
+    @Test func unknownArgumentsAreRefused() {
+        #expect(refusal(["--prot", "80"]) == "unrecognized option '--prot'")
+        #expect(refusal(["--prot=80"]) == "unrecognized option '--prot'")
+        #expect(refusal(["-p"]) == "unrecognized option '-p'")
+        #expect(refusal(["8080"]) == "unexpected argument '8080' (the gateway takes only options)")
+        #expect(refusal(["--"]) == "unexpected argument '--' (the gateway takes only options)")
+        #expect(refusal(["--version=2"]) == "option '--version' does not take a value")
+    }
+
+    /// A flag without its value is refused, also when the next argument is another flag.
+    @Test func missingValueIsRefused() {
+        #expect(refusal(["--port"]) == "option '--port' needs a value")
+        #expect(refusal(["--host", "--port", "80"]) == "option '--host' needs a value")
+    }
+
+    /// `--help` and `-h` print the usage, `--version` the version, whatever follows them or is in the environment.
+    @Test func helpAndVersion() throws {
+        let help = CommandLineOutcome.help(GatewayConfiguration.usage)
+        #expect(try GatewayConfiguration.parse(arguments: ["--help"], environment: [:]) == help)
+        #expect(try GatewayConfiguration.parse(arguments: ["-h", "--bogus"], environment: [:]) == help)
+        #expect(try GatewayConfiguration.parse(arguments: ["--port", "1", "--help"],
+                                               environment: ["SSE_GATEWAY_PORT": "bad"]) == help)
+        #expect(try GatewayConfiguration.parse(arguments: ["--version"], environment: [:])
+            == .version("sse-gateway 0.1.0"))
+    }
+
+    /// `--help` lists every flag with its environment variable and its default, within 80 columns.
+    @Test func helpMentionsEveryFlag() {
+        let usage = GatewayConfiguration.usage
+        for flag in Self.documentedFlags + ["--help", "-h", "--version"] {
+            #expect(usage.contains(flag), "usage lacks \(flag)")
+        }
+        for option in GatewayOptions.all {
+            let line = "[\(option.environmentVariable); default: \(option.defaultText(GatewayConfiguration()))]"
+            #expect(usage.contains(line), "usage lacks \(line)")
+        }
+        #expect(usage.contains("[SSE_GATEWAY_PORT; default: 8080]"))
+        #expect(usage.contains("[SSE_GATEWAY_HEARTBEAT; default: 15s]"))
+        #expect(usage.contains("[SSE_GATEWAY_REPLAY_MAX_AGE; default: 5m]"))
+        #expect(usage.contains("[SSE_GATEWAY_MAX_BODY; default: 64KiB]"))
+        for line in usage.split(separator: "\n") {
+            #expect(line.count <= 80, "too wide: \(line)")
+        }
+    }
+
+    /// The TLS certificate and key are accepted together, from flags or the environment, and refused alone.
+    @Test func tlsFlagsOnlyTogether() throws {
+        let both = try configuration(["--tls-cert", "c.pem"], ["SSE_GATEWAY_TLS_KEY": "k.pem"])
+        #expect(both.tlsCertificate == "c.pem" && both.tlsKey == "k.pem")
+        let flags = try configuration(["--tls-cert=c.pem", "--tls-key=k.pem"])
+        #expect(flags.tlsCertificate == "c.pem" && flags.tlsKey == "k.pem")
+        #expect(refusal(["--tls-cert", "c.pem"]) == "--tls-cert (or SSE_GATEWAY_TLS_CERT) was given without "
+            + "--tls-key (or SSE_GATEWAY_TLS_KEY); give both to serve HTTPS")
+        #expect(refusal([], ["SSE_GATEWAY_TLS_KEY": "k.pem"]) == "--tls-key (or SSE_GATEWAY_TLS_KEY) was given "
+            + "without --tls-cert (or SSE_GATEWAY_TLS_CERT); give both to serve HTTPS")
+    }
+
+    /// The HTTP parser's limits come from the three size options.
+    @Test func httpLimitsFollowTheOptions() throws {
+        let limits = try configuration(["--max-body=1k", "--max-header-bytes=2k", "--max-uri=3k"]).httpLimits
+        #expect(limits.maxBodyBytes == 1024 && limits.maxHeaderBytes == 2048 && limits.maxURIBytes == 3072)
+        #expect(GatewayConfiguration().httpLimits == HTTPLimits())
+    }
+
+    /// The text printed on a refused command line points to --help.
+    @Test func diagnosticText() {
+        #expect(ConfigurationError(message: "oops").diagnostic == "sse-gateway: oops\nTry 'sse-gateway --help'.")
+    }
+}
+
+/// Durations and sizes as users write them.
+struct OptionValueTests {
+    /// Durations take ms, s, m, h or plain (possibly fractional) seconds.
+    @Test(arguments: [
+        ("15s", Duration.seconds(15)), ("500ms", .milliseconds(500)), ("2m", .seconds(120)), ("1h", .seconds(3600)),
+        ("15", .seconds(15)), ("1.5", .milliseconds(1500)), ("0.25s", .milliseconds(250)), ("1.5m", .seconds(90)),
+        ("0.001", .milliseconds(1)), ("720h", .seconds(720 * 3600)), ("007s", .seconds(7)),
+    ])
+    func durationAccepted(text: String, expected: Duration) throws {
+        #expect(try OptionValue.duration(text, allowZero: false) == expected)
+    }
+
+    /// Negative, zero (where not allowed), sub-millisecond, too long or malformed durations are refused.
+    @Test(arguments: ["", "-1", "-1s", "0", "0ms", "1d", "s", "ms", "1.", ".5", " 1s", "1s ", "1 s", "1e3", "+5",
+                      "0.0001", "721h", "1.0000000001", "1S", "1sec", "99999999999999999999", "1h30m", "１"])
+    func durationRefused(text: String) {
+        #expect(throws: ValueProblem.self) { try OptionValue.duration(text, allowZero: false) }
+    }
+
+    /// Zero is a valid shutdown grace: stop at once.
+    @Test func zeroDurationWhereAllowed() throws {
+        #expect(try OptionValue.duration("0", allowZero: true) == .zero)
+        #expect(try OptionValue.duration("0s", allowZero: true) == .zero)
+    }
+
+    /// Sizes take bytes or binary units in either letter case.
+    @Test(arguments: [
+        ("65536", 65536), ("64KiB", 65536), ("64k", 65536), ("64K", 65536), ("64kib", 65536), ("1MiB", 1 << 20),
+        ("1m", 1 << 20), ("1g", 1 << 30), ("1GiB", 1 << 30), ("512B", 512), ("1", 1),
+    ])
+    func sizeAccepted(text: String, expected: Int) throws {
+        #expect(try OptionValue.size(text) == expected)
+    }
+
+    /// Zero, negative, fractional, decimal-unit, oversized or malformed sizes are refused.
+    @Test(arguments: ["", "0", "0k", "-1", "1.5k", "64KB", "64kB", "2GiB", "1025m", "k", "KiB", "64 KiB", " 1",
+                      "1T", "99999999999999999999k", "0x10"])
+    func sizeRefused(text: String) {
+        #expect(throws: ValueProblem.self) { try OptionValue.size(text) }
+    }
+
+    /// Defaults are shown in the unit that states them exactly.
+    @Test func formatting() {
+        #expect(OptionValue.format(.seconds(15)) == "15s")
+        #expect(OptionValue.format(.seconds(300)) == "5m")
+        #expect(OptionValue.format(.seconds(7200)) == "2h")
+        #expect(OptionValue.format(.milliseconds(1500)) == "1500ms")
+        #expect(OptionValue.format(.zero) == "0s")
+        #expect(OptionValue.format(bytes: 65536) == "64KiB")
+        #expect(OptionValue.format(bytes: 1 << 20) == "1MiB")
+        #expect(OptionValue.format(bytes: 1000) == "1000")
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import SSEGateway
-
-@Test func placeholderSSEGateway() {}
