@@ -8,7 +8,7 @@ do {
     outcome = try GatewayConfiguration.parse(arguments: Array(CommandLine.arguments.dropFirst()),
                                              environment: ProcessInfo.processInfo.environment)
 } catch {
-    FileHandle.standardError.write(Data("sse-gateway: \(error.message)\nTry 'sse-gateway --help'.\n".utf8))
+    FileHandle.standardError.write(Data((error.diagnostic + "\n").utf8))
     exit(2)
 }
 

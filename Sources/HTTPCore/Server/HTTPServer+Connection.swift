@@ -90,7 +90,9 @@ extension HTTPServer {
         case .bytes(let body):
             let wantsClose = head.headers["Connection"].map { $0.lowercased() == "close" } ?? false
             let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
-            if Self.mayHaveBody(head.status) {
+            // A HEAD answer may already carry the length the GET body would have.
+            let keepsLength = request.head.method == "HEAD" && head.headers.contains("Content-Length")
+            if Self.mayHaveBody(head.status) && !keepsLength {
                 head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
             }
             if !keepAlive {

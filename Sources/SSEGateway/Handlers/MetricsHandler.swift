@@ -1,5 +1,6 @@
 import HTTPCore
 import StreamHub
+import Synchronization
 
 /// `GET /metrics`: the gateway's gauges and counters in the Prometheus text
 /// format. Gauges come from lock-free counters (and one hop to the hub for
@@ -14,14 +15,15 @@ struct MetricsHandler: Sendable {
         let snapshot = await hub.snapshot()
         let hubCounters = hub.counters
         var text = PrometheusText()
-        func perChannel(_ value: (Channel) -> UInt64) -> [PrometheusText.Sample] {
-            Channel.allCases.map { PrometheusText.Sample(labels: [("channel", $0.rawValue)], value: Double(value($0))) }
+        func perChannel(_ value: (Channel) -> UInt64) -> [(labels: [(String, String)], value: UInt64)] {
+            Channel.allCases.map { (labels: [("channel", $0.rawValue)], value: value($0)) }
         }
+        func load(_ counter: Atomic<UInt64>) -> UInt64 { counter.load(ordering: .relaxed) }
         text.gauge("sse_gateway_connections", help: "Open client connections.",
-                   samples: [.init(value: Double(counters.open.load(ordering: .relaxed)))])
+                   value: counters.open.load(ordering: .relaxed))
         text.gauge("sse_gateway_subscribers", help: "Subscribers connected now, per channel.",
                    samples: perChannel { UInt64(max(0, hubCounters.subscribers($0))) })
-        text.gauge("sse_gateway_topics", help: "Topics the hub holds.", samples: [.init(value: Double(snapshot.topics))])
+        text.gauge("sse_gateway_topics", help: "Topics the hub holds.", value: snapshot.topics)
         text.counter("sse_gateway_publishes_total", help: "Values published, per channel.",
                      samples: perChannel { hubCounters.publishes($0) })
         text.counter("sse_gateway_events_delivered_total", help: "Frames handed to subscriber connections, per channel.",
@@ -30,17 +32,16 @@ struct MetricsHandler: Sendable {
                      samples: perChannel { hubCounters.framesQueued($0) })
         text.counter("sse_gateway_slow_subscriber_disconnects_total",
                      help: "Events subscribers disconnected for falling too far behind.",
-                     samples: [.init(value: Double(hubCounters.slowSubscriberDisconnects))])
+                     value: hubCounters.slowSubscriberDisconnects)
         text.counter("sse_gateway_bytes_written_total", help: "Bytes written to client sockets.",
-                     samples: [.init(value: Double(counters.bytesWritten.load(ordering: .relaxed)))])
+                     value: load(counters.bytesWritten))
         text.counter("sse_gateway_connections_accepted_total", help: "Connections accepted.",
-                     samples: [.init(value: Double(counters.accepted.load(ordering: .relaxed)))])
+                     value: load(counters.accepted))
         text.counter("sse_gateway_connections_refused_total", help: "Connections refused with 503 over the connection cap.",
-                     samples: [.init(value: Double(counters.refused.load(ordering: .relaxed)))])
+                     value: load(counters.refused))
         text.counter("sse_gateway_accept_backoffs_total", help: "Accepts deferred because descriptors ran out.",
-                     samples: [.init(value: Double(counters.acceptBackoffs.load(ordering: .relaxed)))])
-        text.gauge("sse_gateway_open_files_limit", help: "The process's open-descriptor limit.",
-                   samples: [.init(value: Double(descriptorLimit))])
+                     value: load(counters.acceptBackoffs))
+        text.gauge("sse_gateway_open_files_limit", help: "The process's open-descriptor limit.", value: descriptorLimit)
         var headers: HTTPHeaders = ["Content-Type": PrometheusText.contentType]
         headers.add(name: "Access-Control-Allow-Origin", value: corsOrigin)
         return HTTPResponse(status: .ok, headers: headers, body: Array(text.text.utf8))

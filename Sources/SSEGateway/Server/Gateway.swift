@@ -68,11 +68,12 @@ final class Gateway: Sendable {
     }
 
     /// Serves until stopped, then shuts down gracefully (see the type's doc).
-    func run() async {
-        let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { [stopContinuation] name in
+    /// - Parameter handlingSignals: false in tests that run a gateway inside the test process.
+    func run(handlingSignals: Bool = true) async {
+        let signals = handlingSignals ? SignalWatcher(signals: [SIGTERM, SIGINT]) { [stopContinuation] name in
             stopContinuation.yield(name)
-        }
-        defer { signals.cancel() }
+        } : nil
+        defer { signals?.cancel() }
         let grace = configuration.shutdownGrace
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.server.run() }
