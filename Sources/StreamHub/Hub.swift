@@ -1,0 +1,237 @@
+/// The pub/sub core: topics, their two channels, ids, replay windows and subscribers.
+/// Knows nothing of sockets.
+///
+/// One actor serializes registration and publishing, so a subscribe and a concurrent
+/// publish are ordered: the value is either the first the subscriber gets or comes
+/// after it, never missed and never twice. Each frame is encoded once per publish and
+/// the same buffer is queued to every subscriber and held in the replay window.
+///
+/// Memory is bounded by the configuration: per topic one state frame and
+/// `replayCount` events; per subscriber one state frame or `eventsQueueLimit` events.
+public actor Hub {
+    private let configuration: HubConfiguration
+    /// Lock-free counters, readable without an actor hop.
+    public nonisolated let counters: HubCounters
+    /// Keys of subscribers finished by their consumers, waiting to leave `topics`.
+    private let inbox = RemovalInbox()
+    private var topics: [String: Topic] = [:]
+    /// Last subscriber id handed out; ids are never reused.
+    private var lastSubscriberID: UInt64 = 0
+    private var isShutdown = false
+
+    public init(configuration: HubConfiguration = .init()) {
+        precondition(configuration.eventsQueueLimit >= 1, "eventsQueueLimit must be at least 1")
+        precondition(configuration.replayCount >= 0, "replayCount must not be negative")
+        precondition(configuration.replayMaxAge >= .zero, "replayMaxAge must not be negative")
+        self.configuration = configuration
+        self.counters = HubCounters()
+    }
+
+    deinit {
+        // A hub dropped without shutdown() must not leave consumers parked forever.
+        for topic in topics.values {
+            for core in topic.allSubscribers {
+                core.finish(.shutdown, fromConsumer: false)
+            }
+        }
+    }
+
+    // MARK: - Subscribing
+
+    /// Registers a subscriber and queues what it must see first: on `.state` the
+    /// current value (if any); on `.events` the replay after `lastEventID` (see
+    /// `Topic.replay`). `.state` ignores `lastEventID`. After `shutdown()` the returned
+    /// subscription is already finished with `.shutdown`.
+    public func subscribe(topic name: String, channel: Channel, lastEventID: UInt64? = nil) -> Subscription {
+        drainRemovals()
+        let now = configuration.now()
+        lastSubscriberID += 1
+        let key = SubscriberKey(topic: name, channel: channel, id: lastSubscriberID)
+        guard !isShutdown else {
+            return Subscription(core: SubscriberCore(key: key, finished: .shutdown, now: now, counters: counters))
+        }
+        let mode: SubscriberQueue.Mode = switch channel {
+        case .state: .latest
+        case .events: .bounded(limit: configuration.eventsQueueLimit)
+        }
+        let core = SubscriberCore(key: key, mode: mode, now: now, counters: counters, inbox: inbox, hub: self)
+        counters.subscriberJoined(channel)
+        let (queued, overflowedAtOnce) = withTopic(name) { topic in
+            topic.insert(core)
+            let initial: [[UInt8]] = switch channel {
+            case .state: topic.stateFrame.map { [$0] } ?? []
+            case .events: topic.replay(after: lastEventID, now: now)
+            }
+            var queued = 0
+            for frame in initial {
+                switch core.push(frame, now: now) {
+                case .queued:
+                    queued += 1  // Nobody can be parked yet: the facade is not returned.
+                case .overflow(let finish):
+                    // A replay longer than the queue limit (replayCount > eventsQueueLimit).
+                    overflowed(core, finish, in: &topic)
+                    return (queued, true)
+                case .dropped:
+                    return (queued, false)
+                }
+            }
+            return (queued, false)
+        }
+        if overflowedAtOnce { forgetIfIdle(name, now: now) }
+        counters.queued(channel, frames: queued)
+        return Subscription(core: core)
+    }
+
+    // MARK: - Publishing
+
+    /// Publishes `data` with the next id of the topic's channel (last + 1, from 1).
+    public func publish(topic: String, channel: Channel, data: String, event: String? = nil) throws(PublishError) -> PublishResult {
+        try publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
+    }
+
+    /// Seam for a future distributed backend: another node supplies the id. It must be
+    /// greater than the topic/channel's last id (else `.staleID(last:)`, nothing
+    /// changes); ids may skip.
+    public func publish(topic: String, channel: Channel, data: String, event: String?, id: UInt64) throws(PublishError) -> PublishResult {
+        try publish(topic: topic, channel: channel, data: data, event: event, assignedID: id)
+    }
+
+    private func publish(topic name: String, channel: Channel, data: String, event: String?,
+                         assignedID: UInt64?) throws(PublishError) -> PublishResult {
+        drainRemovals()
+        guard !isShutdown else { throw .shutdown }
+        let last = topics[name]?.lastID(channel) ?? 0
+        let id = assignedID ?? (last &+ 1)  // Wrapping to 0 at UInt64.max is then stale.
+        guard id > last else { throw .staleID(last: last) }
+        let now = configuration.now()
+        let frame = SSEEncoder.event(id: id, event: event, data: data)
+        counters.published(channel)
+        let (queued, overflows) = withTopic(name) { topic in
+            topic.record(id: id, frame: frame, channel: channel, now: now)
+            return deliver(frame, on: channel, of: &topic, now: now)
+        }
+        counters.queued(channel, frames: queued)
+        if overflows > 0 { forgetIfIdle(name, now: now) }
+        return PublishResult(id: id, subscribers: queued)
+    }
+
+    /// Pushes `frame` to every live subscriber of the channel; returns how many queued
+    /// it and how many overflowed (and were removed).
+    private func deliver(_ frame: [UInt8], on channel: Channel, of topic: inout Topic,
+                         now: ContinuousClock.Instant) -> (queued: Int, overflows: Int) {
+        var queued = 0
+        var overflows: [(SubscriberCore, SubscriberQueue.Finish)] = []
+        for core in topic.subscribers(channel).values {
+            switch core.push(frame, now: now) {
+            case .queued(let wake):
+                queued += 1
+                wake?.resume()
+            case .overflow(let finish):
+                overflows.append((core, finish))
+            case .dropped:
+                break  // Finished by its consumer; its key is in the inbox.
+            }
+        }
+        for (core, finish) in overflows {
+            overflowed(core, finish, in: &topic)
+        }
+        return (queued, overflows.count)
+    }
+
+    /// Removes a subscriber that just overflowed, counts it, and reports the finish.
+    private func overflowed(_ core: SubscriberCore, _ finish: SubscriberQueue.Finish, in topic: inout Topic) {
+        topic.remove(core.key)
+        counters.slowSubscriberDisconnected()
+        core.complete(finish)
+    }
+
+    // MARK: - Maintenance
+
+    /// Queues `SSEEncoder.heartbeat` to every subscriber whose queue is empty and that
+    /// was queued nothing (frame or heartbeat) for at least `idleFor`.
+    public func sendHeartbeats(idleFor: Duration) {
+        drainRemovals()
+        let now = configuration.now()
+        for topic in topics.values {
+            for core in topic.stateSubscribers.values {
+                if case .queued(let wake) = core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
+            }
+            for core in topic.eventsSubscribers.values {
+                if case .queued(let wake) = core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
+            }
+        }
+    }
+
+    /// Forgets topics holding nothing worth keeping: no subscribers, no state value,
+    /// and no event left in the window after pruning by age.
+    public func sweep() {
+        drainRemovals()
+        let now = configuration.now()
+        for name in Array(topics.keys) {
+            forgetIfIdle(name, now: now)
+        }
+    }
+
+    /// Finishes every subscriber with `.shutdown` and forgets every topic. Afterwards
+    /// `subscribe` returns finished subscriptions and `publish` throws `.shutdown`.
+    /// Calling it twice is harmless.
+    public func shutdown() {
+        guard !isShutdown else { return }
+        isShutdown = true
+        finishAll(.shutdown)
+    }
+
+    /// Gauges from the tables (consumer-side removals applied first).
+    public func snapshot() -> HubSnapshot {
+        drainRemovals()
+        var snapshot = HubSnapshot(topics: topics.count, stateSubscribers: 0, eventsSubscribers: 0)
+        for topic in topics.values {
+            snapshot.stateSubscribers += topic.stateSubscribers.count
+            snapshot.eventsSubscribers += topic.eventsSubscribers.count
+        }
+        return snapshot
+    }
+
+    // MARK: - Internals
+
+    /// Takes subscribers finished by their consumers out of the tables, and forgets
+    /// the topics that leaves with nothing worth keeping.
+    func drainRemovals() {
+        let keys = inbox.take()
+        guard !keys.isEmpty else { return }
+        let now = configuration.now()
+        for key in keys {
+            topics[key.topic]?.remove(key)
+            forgetIfIdle(key.topic, now: now)
+        }
+    }
+
+    /// Forgets the topic if it holds nothing worth keeping (its ids start over).
+    private func forgetIfIdle(_ name: String, now: ContinuousClock.Instant) {
+        if topics[name]?.isWorthKeeping(now: now) == false {
+            topics[name] = nil
+        }
+    }
+
+    /// Runs `body` on the named topic in place, creating it on first use.
+    private func withTopic<R>(_ name: String, _ body: (inout Topic) -> R) -> R {
+        body(&topics[name, default: Topic(configuration: configuration)])
+    }
+
+    private func finishAll(_ reason: FinishReason) {
+        let all = topics.values.flatMap(\.allSubscribers)
+        topics = [:]
+        _ = inbox.take()
+        for core in all {
+            core.finish(reason, fromConsumer: false)
+        }
+    }
+}
+
+extension Hub {
+    /// Subscribers in the tables, without applying pending removals first (tests watch
+    /// the removal hop complete on its own).
+    func registeredSubscribers() -> Int {
+        topics.values.reduce(0) { $0 + $1.stateSubscribers.count + $1.eventsSubscribers.count }
+    }
+}

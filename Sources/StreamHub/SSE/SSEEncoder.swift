@@ -1,0 +1,86 @@
+/// The one encoder of SSE framing, shared by the hub, the gateway and the tests.
+///
+/// Choices (API.md, "Subscribing"):
+/// - Every data line is written `data: <line>` — an empty line as `data: \n` — and a
+///   WHATWG parser strips that one space, so an empty value reads back as "".
+/// - CR, LF and CRLF in a value each end a line, exactly as a parser splits them; a
+///   value therefore reads back with every line break as LF.
+/// - An event name is written only when non-empty; CR and LF are removed from it (the
+///   gateway validates names, this only guarantees a name can never inject fields).
+public enum SSEEncoder {
+    private static let lf: UInt8 = 0x0A
+    private static let cr: UInt8 = 0x0D
+
+    /// One event: `id: 7\nevent: x\ndata: l1\ndata: l2\n\n` (id and event lines only
+    /// when given).
+    public static func event(id: UInt64?, event: String?, data: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(data.utf8.count + 40)
+        if let id {
+            out.append(contentsOf: "id: ".utf8)
+            appendDecimal(id, to: &out)
+            out.append(lf)
+        }
+        if let event, !event.isEmpty {
+            let name = event.utf8.filter { $0 != cr && $0 != lf }
+            if !name.isEmpty {
+                out.append(contentsOf: "event: ".utf8)
+                out.append(contentsOf: name)
+                out.append(lf)
+            }
+        }
+        let dataPrefix = "data: ".utf8
+        out.append(contentsOf: dataPrefix)
+        var afterCR = false
+        for byte in data.utf8 {
+            if byte == lf && afterCR {
+                // The LF of a CRLF: the CR already ended the line.
+                afterCR = false
+                continue
+            }
+            afterCR = byte == cr
+            if byte == cr || byte == lf {
+                out.append(lf)
+                out.append(contentsOf: dataPrefix)
+            } else {
+                out.append(byte)
+            }
+        }
+        out.append(lf)
+        out.append(lf)
+        return out
+    }
+
+    /// `retry: 2000\n\n`: tells the client how long to wait before reconnecting.
+    public static func retry(milliseconds: Int) -> [UInt8] {
+        precondition(milliseconds >= 0, "retry must not be negative")
+        var out = Array("retry: ".utf8)
+        appendDecimal(UInt64(milliseconds), to: &out)
+        out.append(lf)
+        out.append(lf)
+        return out
+    }
+
+    /// `: hb\n\n`: a comment, ignored by parsers, that keeps proxies and clients awake.
+    public static let heartbeat: [UInt8] = Array(": hb\n\n".utf8)
+
+    /// `event: gap\ndata: <N+1>\n\n`: the first id the resuming client can no longer
+    /// have. No id line, so the client's Last-Event-ID is unchanged.
+    public static func gap(firstMissingID: UInt64) -> [UInt8] {
+        var out = Array("event: gap\ndata: ".utf8)
+        appendDecimal(firstMissingID, to: &out)
+        out.append(lf)
+        out.append(lf)
+        return out
+    }
+
+    private static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
+        // Largest power of ten not above value (10^19 fits in UInt64), then digits down.
+        var divisor: UInt64 = 1
+        while value / divisor >= 10 { divisor *= 10 }
+        repeat {
+            out.append(UInt8(truncatingIfNeeded: value / divisor % 10) &+ 0x30)
+            divisor /= 10
+        } while divisor > 0
+    }
+}

@@ -1,2 +1,0 @@
-/// Placeholder: the hub is written in Hub.swift.
-public enum StreamHubModule {}

@@ -1,0 +1,110 @@
+import Synchronization
+
+/// The storage of one subscriber: its lock-guarded `SubscriberQueue`, shared by the
+/// hub (which pushes) and the `Subscription` facade (which consumes). The hub's
+/// tables hold cores, never facades, so dropping the facade finishes the subscriber.
+///
+/// Nothing here resumes a continuation or calls a handler while holding the lock.
+final class SubscriberCore: Sendable {
+    let key: SubscriberKey
+    private let queue: Mutex<SubscriberQueue>
+    private let counters: HubCounters
+    /// Where a consumer-side finish posts the key; nil for a born-finished subscriber.
+    private let inbox: RemovalInbox?
+    /// Weak: the hub owns its cores, not the reverse.
+    private weak let hub: Hub?
+
+    init(key: SubscriberKey, mode: SubscriberQueue.Mode, now: ContinuousClock.Instant,
+         counters: HubCounters, inbox: RemovalInbox, hub: Hub) {
+        self.key = key
+        self.queue = Mutex(SubscriberQueue(mode: mode, now: now))
+        self.counters = counters
+        self.inbox = inbox
+        self.hub = hub
+    }
+
+    /// A subscriber finished from birth (the hub is shut down); never counted live.
+    init(key: SubscriberKey, finished reason: FinishReason, now: ContinuousClock.Instant,
+         counters: HubCounters) {
+        self.key = key
+        self.queue = Mutex(SubscriberQueue(mode: .latest, finished: reason, now: now))
+        self.counters = counters
+        self.inbox = nil
+        self.hub = nil
+    }
+
+    var finishReason: FinishReason? { queue.withLock { $0.finishReason } }
+
+    var pendingCount: Int { queue.withLock { $0.pending.count } }
+
+    // MARK: Producer side (the hub actor)
+
+    func push(_ frame: [UInt8], now: ContinuousClock.Instant) -> SubscriberQueue.PushAction {
+        queue.withLock { $0.push(frame, now: now) }
+    }
+
+    func heartbeat(now: ContinuousClock.Instant, idleFor: Duration) -> SubscriberQueue.PushAction? {
+        queue.withLock { $0.heartbeat(now: now, idleFor: idleFor) }
+    }
+
+    // MARK: Consumer side
+
+    /// Waits for frames; returns all pending ones, or nil once finished. A cancelled
+    /// task finishes the subscriber with `.cancelled` (also if cancelled before it parks).
+    func nextBatch() async -> [[UInt8]]? {
+        if Task.isCancelled {
+            finish(.cancelled, fromConsumer: true)
+            return nil
+        }
+        // Runs at most twice: a park is only resumed by a push (pending is then
+        // non-empty, and only this single consumer takes) or by the finish.
+        while true {
+            switch queue.withLock({ $0.take() }) {
+            case .batch(let frames, let events):
+                counters.delivered(key.channel, frames: events)
+                return frames
+            case .finished:
+                return nil
+            case .empty:
+                break
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (waiter: SubscriberQueue.Waiter) in
+                    if queue.withLock({ $0.park(waiter) }) == .resumeNow {
+                        waiter.resume()
+                    }
+                }
+            } onCancel: {
+                finish(.cancelled, fromConsumer: true)
+            }
+        }
+    }
+
+    func onFinish(_ handler: @escaping SubscriberQueue.Handler) {
+        if let reason = queue.withLock({ $0.onFinish(handler) }) {
+            handler(reason)
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Finishes the subscriber (idempotent). From the consumer's side the hub is told
+    /// to drop it from its tables; the hub itself removes the ones it finishes.
+    func finish(_ reason: FinishReason, fromConsumer: Bool) {
+        guard let finish = queue.withLock({ $0.finish(reason) }) else { return }
+        complete(finish)
+        if fromConsumer, let inbox, inbox.post(key) {
+            Task { [weak hub] in await hub?.drainRemovals() }
+        }
+    }
+
+    /// Carries out a finish decided under the lock: the gauge drops first (so it is
+    /// exact when `cancel()` returns), then the consumer wakes, then handlers run.
+    func complete(_ finish: SubscriberQueue.Finish) {
+        counters.subscriberLeft(key.channel)
+        finish.waiter?.resume()
+        for handler in finish.handlers {
+            handler(finish.reason)
+        }
+    }
+}

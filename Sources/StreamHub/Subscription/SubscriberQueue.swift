@@ -1,0 +1,183 @@
+/// The pure state machine of one subscriber's pending frames. No locks, no
+/// continuations resumed, no handlers called: every method returns the action the
+/// caller (`SubscriberCore`, holding the lock) must perform after releasing the lock.
+///
+/// Bounds: on `.latest` (state channel) at most one frame is pending; on
+/// `.bounded(limit)` (events) at most `limit` event frames plus one heartbeat.
+struct SubscriberQueue: Sendable {
+    typealias Waiter = CheckedContinuation<Void, Never>
+    typealias Handler = @Sendable (FinishReason) -> Void
+
+    /// How pushes treat pending frames.
+    enum Mode: Sendable, Equatable {
+        /// State channel: a push replaces whatever is pending.
+        case latest
+        /// Events channel: a push appends; a push finding `limit` pending overflows.
+        case bounded(limit: Int)
+    }
+
+    /// Lifecycle. Invariants: `waiting` ⇒ `pending` is empty; `finished` ⇒ `pending`
+    /// and `handlers` are empty. `finished` is terminal.
+    enum State: Sendable {
+        /// No consumer parked; `pending` may hold frames.
+        case idle
+        /// The consumer is parked in `nextBatch` until a frame or the finish arrives.
+        case waiting(Waiter)
+        /// Ended for the given reason.
+        case finished(FinishReason)
+    }
+
+    /// What a finish requires once the lock is released: decrement the gauge, wake
+    /// the parked consumer (it will see `finished`), call every handler once.
+    struct Finish: Sendable {
+        let reason: FinishReason
+        let waiter: Waiter?
+        let handlers: [Handler]
+    }
+
+    enum PushAction: Sendable {
+        /// Queued; resume `wake` (if any) so the parked consumer takes its batch.
+        case queued(wake: Waiter?)
+        /// The queue was full: the subscriber is now finished with `.overflow`.
+        case overflow(Finish)
+        /// Already finished; nothing was queued.
+        case dropped
+    }
+
+    enum TakeAction: Sendable, Equatable {
+        /// Every pending frame, in order; `events` of them are not heartbeats.
+        case batch([[UInt8]], events: Int)
+        /// Nothing pending yet: the consumer must park.
+        case empty
+        /// Finished: the consumer gets nil.
+        case finished
+    }
+
+    enum ParkAction: Sendable, Equatable {
+        /// The consumer is parked; a push or finish will resume it.
+        case parked
+        /// Something arrived (or the finish) between take and park: resume at once.
+        case resumeNow
+    }
+
+    let mode: Mode
+    private(set) var state: State
+    /// Frames waiting for the consumer, oldest first.
+    private(set) var pending: [[UInt8]] = []
+    /// `pending[0]` is a heartbeat (only ever queued into an empty queue).
+    private var heartbeatPending = false
+    /// onFinish handlers not yet called.
+    private var handlers: [Handler] = []
+    /// When a frame or heartbeat was last queued (or the subscription began).
+    private(set) var lastActivity: ContinuousClock.Instant
+
+    init(mode: Mode, now: ContinuousClock.Instant) {
+        self.mode = mode
+        self.state = .idle
+        self.lastActivity = now
+    }
+
+    /// A queue that is finished from the start (subscribing to a shut-down hub).
+    init(mode: Mode, finished reason: FinishReason, now: ContinuousClock.Instant) {
+        self.mode = mode
+        self.state = .finished(reason)
+        self.lastActivity = now
+    }
+
+    var finishReason: FinishReason? {
+        if case .finished(let reason) = state { reason } else { nil }
+    }
+
+    /// Event frames pending (a pending heartbeat is not counted).
+    var pendingEvents: Int { pending.count - (heartbeatPending ? 1 : 0) }
+
+    mutating func push(_ frame: [UInt8], now: ContinuousClock.Instant) -> PushAction {
+        switch state {
+        case .finished:
+            return .dropped
+        case .idle, .waiting:
+            switch mode {
+            case .latest:
+                pending.removeAll(keepingCapacity: true)
+                heartbeatPending = false
+            case .bounded(let limit):
+                if pendingEvents >= limit {
+                    // finish() only returns nil when already finished, excluded above.
+                    return .overflow(finish(.overflow)!)
+                }
+            }
+            pending.append(frame)
+            lastActivity = now
+            return .queued(wake: takeWaiter())
+        }
+    }
+
+    /// Queues a heartbeat if nothing is pending and nothing was queued for `idleFor`
+    /// (an idleness of exactly `idleFor` qualifies). Returns nil when none was queued.
+    mutating func heartbeat(now: ContinuousClock.Instant, idleFor: Duration) -> PushAction? {
+        if case .finished = state { return nil }
+        guard pending.isEmpty, now - lastActivity >= idleFor else { return nil }
+        pending.append(SSEEncoder.heartbeat)
+        heartbeatPending = true
+        lastActivity = now
+        return .queued(wake: takeWaiter())
+    }
+
+    mutating func take() -> TakeAction {
+        switch state {
+        case .finished:
+            return .finished
+        case .waiting:
+            preconditionFailure("Subscription.nextBatch called concurrently: a subscription has a single consumer")
+        case .idle:
+            guard !pending.isEmpty else { return .empty }
+            let events = pendingEvents
+            let batch = pending
+            pending = []
+            heartbeatPending = false
+            return .batch(batch, events: events)
+        }
+    }
+
+    mutating func park(_ waiter: Waiter) -> ParkAction {
+        switch state {
+        case .finished:
+            return .resumeNow
+        case .waiting:
+            preconditionFailure("Subscription.nextBatch called concurrently: a subscription has a single consumer")
+        case .idle:
+            guard pending.isEmpty else { return .resumeNow }
+            state = .waiting(waiter)
+            return .parked
+        }
+    }
+
+    /// Ends the subscription; nil if it had already ended (finishing is idempotent).
+    mutating func finish(_ reason: FinishReason) -> Finish? {
+        let waiter: Waiter?
+        switch state {
+        case .finished: return nil
+        case .idle: waiter = nil
+        case .waiting(let parked): waiter = parked
+        }
+        let finish = Finish(reason: reason, waiter: waiter, handlers: handlers)
+        state = .finished(reason)
+        pending = []
+        heartbeatPending = false
+        handlers = []
+        return finish
+    }
+
+    /// Registers `handler`; returns the reason to call it with now if already finished.
+    mutating func onFinish(_ handler: @escaping Handler) -> FinishReason? {
+        if case .finished(let reason) = state { return reason }
+        handlers.append(handler)
+        return nil
+    }
+
+    private mutating func takeWaiter() -> Waiter? {
+        guard case .waiting(let waiter) = state else { return nil }
+        state = .idle
+        return waiter
+    }
+}

@@ -1,0 +1,159 @@
+import Testing
+@testable import StreamHub
+
+struct LifecycleTests {
+    /// 10,000 subscribe/cancel cycles leave no subscriber and no topic behind.
+    @Test func subscribeCancelCyclesLeaveNothing() async {
+        let hub = Hub(configuration: .testing())
+        for index in 0..<10_000 {
+            let sub = await hub.subscribe(topic: "t\(index % 7)", channel: index.isMultiple(of: 2) ? .state : .events)
+            sub.cancel()
+            #expect(hub.counters.subscribers(sub.channel) == 0)
+        }
+        #expect(await hub.snapshot() == HubSnapshot(topics: 0, stateSubscribers: 0, eventsSubscribers: 0))
+    }
+
+    /// A dropped Subscription leaves the hub as if cancelled.
+    @Test func droppedSubscriptionLeaves() async {
+        let hub = Hub(configuration: .testing())
+        let reasons = Recorder<FinishReason>()
+        for _ in 0..<100 {
+            let sub = await hub.subscribe(topic: "t", channel: .events)
+            sub.onFinish { reasons.record($0) }
+        }
+        #expect(reasons.all == [FinishReason](repeating: .cancelled, count: 100))
+        #expect(hub.counters.subscribers(.events) == 0)
+        #expect(await hub.snapshot().topics == 0)
+    }
+
+    /// The removal hop after a cancel completes on its own, without another hub call.
+    @Test func removalHopCompletesPromptly() async {
+        let hub = Hub(configuration: .testing())
+        let sub = await hub.subscribe(topic: "t", channel: .events)
+        #expect(await hub.registeredSubscribers() == 1)
+        sub.cancel()
+        var yields = 0
+        while await hub.registeredSubscribers() > 0, yields < 10_000 {
+            await Task.yield()
+            yields += 1
+        }
+        #expect(await hub.registeredSubscribers() == 0)
+    }
+
+    /// Cancelling the consuming task ends its loop: nextBatch returns nil, reason .cancelled.
+    @Test func cancellingConsumerTaskEndsLoop() async throws {
+        let hub = Hub(configuration: .testing())
+        let sub = await hub.subscribe(topic: "t", channel: .events)
+        let consumer = Task {
+            var batches = 0
+            while await sub.nextBatch() != nil { batches += 1 }
+            return batches
+        }
+        _ = try await hub.publish(topic: "t", channel: .events, data: "x")
+        consumer.cancel()
+        #expect(await consumer.value <= 1)
+        #expect(sub.finishReason == .cancelled)
+        #expect(hub.counters.subscribers(.events) == 0)
+        #expect(try await hub.publish(topic: "t", channel: .events, data: "y").subscribers == 0)
+    }
+
+    /// A task cancelled before it calls nextBatch gets nil even with frames pending.
+    @Test func cancelledBeforeSuspension() async throws {
+        let hub = Hub(configuration: .testing())
+        let sub = await hub.subscribe(topic: "t", channel: .events)
+        _ = try await hub.publish(topic: "t", channel: .events, data: "x")
+        let result = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await sub.nextBatch()
+        }.value
+        #expect(result == nil)
+        #expect(sub.finishReason == .cancelled)
+    }
+
+    /// cancel() is idempotent and wakes a parked consumer; each handler runs exactly once.
+    @Test func cancelIsIdempotentHandlersOnce() async {
+        let hub = Hub(configuration: .testing())
+        let sub = await hub.subscribe(topic: "t", channel: .state)
+        let reasons = Recorder<String>()
+        sub.onFinish { reasons.record("a:\($0)") }
+        sub.onFinish { reasons.record("b:\($0)") }
+        let consumer = Task { await sub.nextBatch() }
+        sub.cancel()
+        sub.cancel()
+        #expect(await consumer.value == nil)
+        sub.onFinish { reasons.record("late:\($0)") }
+        #expect(reasons.all == ["a:cancelled", "b:cancelled", "late:cancelled"])
+        #expect(hub.counters.subscribers(.state) == 0)
+    }
+
+    /// shutdown finishes every subscriber (nil, .shutdown); later calls see a shut hub.
+    @Test func shutdownFinishesEveryone() async throws {
+        let hub = Hub(configuration: .testing())
+        let reasons = Recorder<FinishReason>()
+        var subs: [Subscription] = []
+        for index in 0..<6 {
+            let sub = await hub.subscribe(topic: "t\(index % 2)", channel: index < 3 ? .state : .events)
+            sub.onFinish { reasons.record($0) }
+            subs.append(sub)
+        }
+        _ = try await hub.publish(topic: "t0", channel: .events, data: "pending")
+        let parked = subs[0]
+        let consumer = Task { await parked.nextBatch() }
+        await hub.shutdown()
+        await hub.shutdown()
+        #expect(await consumer.value == nil)
+        for sub in subs {
+            #expect(await sub.nextBatch() == nil)
+            #expect(sub.finishReason == .shutdown)
+        }
+        #expect(reasons.all == [FinishReason](repeating: .shutdown, count: 6))
+        #expect(hub.counters.subscribers(.state) == 0 && hub.counters.subscribers(.events) == 0)
+        #expect(await hub.snapshot() == HubSnapshot(topics: 0, stateSubscribers: 0, eventsSubscribers: 0))
+
+        let late = await hub.subscribe(topic: "t0", channel: .events)
+        #expect(late.finishReason == .shutdown)
+        #expect(await late.nextBatch() == nil)
+        #expect(hub.counters.subscribers(.events) == 0)
+        await #expect(throws: PublishError.shutdown) {
+            try await hub.publish(topic: "t0", channel: .state, data: "x")
+        }
+    }
+
+    /// A hub dropped without shutdown still finishes its subscribers with .shutdown.
+    @Test func droppedHubFinishesSubscribers() async {
+        var hub: Hub? = Hub(configuration: .testing())
+        let sub = await hub!.subscribe(topic: "t", channel: .events)
+        hub = nil
+        #expect(await sub.nextBatch() == nil)
+        #expect(sub.finishReason == .shutdown)
+    }
+
+    /// sweep forgets only topics with no subscribers, no state value and an aged-out window.
+    @Test func sweepForgetsOnlyEmptyTopics() async throws {
+        let clock = ManualClock()
+        let hub = Hub(configuration: .testing(clock: clock) { $0.replayMaxAge = .seconds(60) })
+        _ = try await hub.publish(topic: "state", channel: .state, data: "kept")
+        _ = try await hub.publish(topic: "events", channel: .events, data: "aging")
+        let sub = await hub.subscribe(topic: "watched", channel: .events)
+        await hub.sweep()
+        #expect(await hub.snapshot().topics == 3)
+        clock.advance(by: .seconds(61))
+        await hub.sweep()
+        #expect(await hub.snapshot().topics == 2)
+        sub.cancel()
+        #expect(await hub.snapshot().topics == 1)  // Removed on unsubscribe.
+        // A forgotten topic starts its ids again at 1.
+        #expect(try await hub.publish(topic: "events", channel: .events, data: "new").id == 1)
+    }
+
+    /// Unsubscribing keeps a topic whose window still holds events.
+    @Test func unsubscribeKeepsTopicWithWindow() async throws {
+        let hub = Hub(configuration: .testing())
+        let sub = await hub.subscribe(topic: "t", channel: .events)
+        _ = try await hub.publish(topic: "t", channel: .events, data: "x")
+        sub.cancel()
+        #expect(await hub.snapshot() == HubSnapshot(topics: 1, stateSubscribers: 0, eventsSubscribers: 0))
+        let resumed = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
+        #expect(try parse(await resumed.takePending()).map(\.data) == ["x"])
+    }
+}

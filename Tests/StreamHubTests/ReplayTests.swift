@@ -1,0 +1,112 @@
+import Testing
+@testable import StreamHub
+
+struct ReplayTests {
+    private func hub(count: Int = 256, maxAge: Duration = .seconds(300), clock: ManualClock = ManualClock()) -> Hub {
+        Hub(configuration: .testing(clock: clock) {
+            $0.replayCount = count
+            $0.replayMaxAge = maxAge
+        })
+    }
+
+    private func publish(_ hub: Hub, _ range: ClosedRange<Int>, topic: String = "t") async throws {
+        for index in range { _ = try await hub.publish(topic: topic, channel: .events, data: "e\(index)") }
+    }
+
+    /// Resuming after id N yields exactly N+1 … last, then live events.
+    @Test func resumeAfterN() async throws {
+        let hub = hub()
+        try await publish(hub, 1...10)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 7)
+        #expect(try parse(await sub.takePending()).map(\.number) == [8, 9, 10])
+        try await publish(hub, 11...11)
+        #expect(try await sub.receive(1).map(\.number) == [11])
+    }
+
+    /// Resuming older than the window yields gap(N+1), then the whole window.
+    @Test func resumeOlderThanWindow() async throws {
+        let hub = hub(count: 5)
+        try await publish(hub, 1...10)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 2)
+        let events = try parse(await sub.takePending())
+        #expect(events.first == SSEEvent(id: nil, event: "gap", data: "3"))
+        #expect(events.dropFirst().map(\.number) == [6, 7, 8, 9, 10])
+    }
+
+    /// Resuming right before the window's first id is no gap.
+    @Test func resumeAtWindowEdgeHasNoGap() async throws {
+        let hub = hub(count: 5)
+        try await publish(hub, 1...10)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 5)
+        #expect(try parse(await sub.takePending()).map(\.number) == [6, 7, 8, 9, 10])
+    }
+
+    /// A Last-Event-ID equal to the last id replays nothing; newer is treated as absent.
+    @Test func upToDateOrNewerReplaysNothing() async throws {
+        let hub = hub()
+        try await publish(hub, 1...3)
+        for lastEventID: UInt64 in [3, 4, 1_000_000] {
+            let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: lastEventID)
+            #expect(sub.pendingCount == 0)
+        }
+        let unknownTopic = await hub.subscribe(topic: "new", channel: .events, lastEventID: 5)
+        #expect(unknownTopic.pendingCount == 0)
+    }
+
+    /// Last-Event-ID 0 replays from the first event.
+    @Test func resumeFromZero() async throws {
+        let hub = hub()
+        try await publish(hub, 1...3)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
+        #expect(try parse(await sub.takePending()).map(\.number) == [1, 2, 3])
+    }
+
+    /// An event aged exactly replayMaxAge is still replayed; 1 ns later it is gone (gap).
+    @Test func maxAgeBoundaryWithControlledClock() async throws {
+        let clock = ManualClock()
+        let hub = hub(maxAge: .seconds(60), clock: clock)
+        try await publish(hub, 1...1)
+        clock.advance(by: .seconds(30))
+        try await publish(hub, 2...2)
+        clock.advance(by: .seconds(30))  // Event 1 is exactly 60 s old.
+        let atBoundary = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
+        #expect(try parse(await atBoundary.takePending()).map(\.number) == [1, 2])
+        clock.advance(by: .nanoseconds(1))
+        let past = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
+        let events = try parse(await past.takePending())
+        #expect(events == [SSEEvent(id: nil, event: "gap", data: "1"), SSEEvent(id: "2", event: nil, data: "e2")])
+    }
+
+    /// A window emptied by age while N < last id yields only the gap.
+    @Test func emptyWindowYieldsGapOnly() async throws {
+        let clock = ManualClock()
+        let hub = hub(maxAge: .seconds(10), clock: clock)
+        try await publish(hub, 1...4)
+        let keepTopic = await hub.subscribe(topic: "t", channel: .state)  // Keeps the topic (and its ids) alive.
+        clock.advance(by: .seconds(11))
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 2)
+        #expect(try parse(await sub.takePending()) == [SSEEvent(id: nil, event: "gap", data: "3")])
+        _ = keepTopic
+    }
+
+    /// Replay and live events join without gap or duplicate, even with publishes racing.
+    @Test func replayThenLiveNoDuplicate() async throws {
+        let hub = hub()
+        try await publish(hub, 1...50)
+        let publisher = Task { try await publish(hub, 51...200) }
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 20)
+        try await publisher.value
+        #expect(try await sub.receive(180).map(\.number) == (21...200).map { UInt64($0) })
+    }
+
+    /// A replay longer than the subscriber's queue limit overflows at once (and is counted).
+    @Test func replayLongerThanQueueOverflows() async throws {
+        let hub = Hub(configuration: .testing { $0.eventsQueueLimit = 4 })
+        try await publish(hub, 1...10)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
+        #expect(sub.finishReason == .overflow)
+        #expect(await sub.nextBatch() == nil)
+        #expect(hub.counters.slowSubscriberDisconnects == 1)
+        #expect(hub.counters.subscribers(.events) == 0)
+    }
+}

@@ -1,0 +1,51 @@
+import Testing
+@testable import StreamHub
+
+struct SubscriberQueueTests {
+    private let t0 = ContinuousClock.now
+    private func frame(_ byte: UInt8) -> [UInt8] { [byte] }
+
+    /// On the state channel a push replaces the pending frame: at most one waits.
+    @Test func latestKeepsOnlyTheNewest() {
+        var queue = SubscriberQueue(mode: .latest, now: t0)
+        for byte in UInt8(1)...5 { _ = queue.push(frame(byte), now: t0) }
+        #expect(queue.take() == .batch([[5]], events: 1))
+        #expect(queue.take() == .empty)
+    }
+
+    /// On the events channel the push that finds `limit` pending overflows and drops them.
+    @Test func boundedOverflowsAtLimit() {
+        var queue = SubscriberQueue(mode: .bounded(limit: 3), now: t0)
+        for byte in UInt8(1)...3 {
+            guard case .queued = queue.push(frame(byte), now: t0) else { Issue.record("not queued"); return }
+        }
+        guard case .overflow(let finish) = queue.push(frame(4), now: t0) else { Issue.record("no overflow"); return }
+        #expect(finish.reason == .overflow)
+        #expect(queue.pending.isEmpty)
+        #expect(queue.take() == .finished)
+        guard case .dropped = queue.push(frame(5), now: t0) else { Issue.record("pushed after finish"); return }
+    }
+
+    /// Finishing twice yields one finish; handlers registered later are told at once.
+    @Test func finishIsOnce() {
+        var queue = SubscriberQueue(mode: .bounded(limit: 3), now: t0)
+        #expect(queue.onFinish { _ in } == nil)
+        let first = queue.finish(.cancelled)
+        #expect(first?.handlers.count == 1)
+        #expect(queue.finish(.shutdown) == nil)
+        #expect(queue.finishReason == .cancelled)
+        #expect(queue.onFinish { _ in } == .cancelled)
+    }
+
+    /// A heartbeat is queued only into an empty queue idle for at least `idleFor`, and
+    /// is not counted as an event.
+    @Test func heartbeatOnlyWhenIdle() {
+        var queue = SubscriberQueue(mode: .bounded(limit: 2), now: t0)
+        #expect(queue.heartbeat(now: t0 + .seconds(9), idleFor: .seconds(10)) == nil)
+        #expect(queue.heartbeat(now: t0 + .seconds(10), idleFor: .seconds(10)) != nil)
+        #expect(queue.heartbeat(now: t0 + .seconds(30), idleFor: .seconds(10)) == nil)  // Not empty.
+        _ = queue.push(frame(1), now: t0 + .seconds(30))
+        _ = queue.push(frame(2), now: t0 + .seconds(30))  // The heartbeat does not use up the limit.
+        #expect(queue.take() == .batch([SSEEncoder.heartbeat, [1], [2]], events: 2))
+    }
+}

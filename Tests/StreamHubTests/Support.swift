@@ -1,0 +1,66 @@
+import Synchronization
+import Testing
+@testable import StreamHub
+
+/// A clock tests move by hand: time logic is tested without sleeping.
+final class ManualClock: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+
+    var now: ContinuousClock.Instant { instant.withLock { $0 } }
+
+    func advance(by duration: Duration) {
+        instant.withLock { $0 = $0.advanced(by: duration) }
+    }
+}
+
+/// Values collected from any thread (onFinish handlers).
+final class Recorder<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+
+    var all: [Value] { values.withLock { $0 } }
+
+    func record(_ value: Value) {
+        values.withLock { $0.append(value) }
+    }
+}
+
+extension HubConfiguration {
+    /// A configuration reading `clock`, with `change` applied.
+    static func testing(clock: ManualClock = ManualClock(), _ change: (inout HubConfiguration) -> Void = { _ in }) -> HubConfiguration {
+        var configuration = HubConfiguration()
+        configuration.now = { clock.now }
+        change(&configuration)
+        return configuration
+    }
+}
+
+/// Parses frames as one byte stream; heartbeats and other comments yield nothing.
+func parse(_ frames: [[UInt8]]) throws -> [SSEEvent] {
+    var parser = SSEParser()
+    return try frames.flatMap { frame throws(SSEParserError) in try parser.feed(frame) }
+}
+
+extension Subscription {
+    /// Reads batches until `count` events arrived (or the subscription finished).
+    func receive(_ count: Int) async throws -> [SSEEvent] {
+        var parser = SSEParser()
+        var events: [SSEEvent] = []
+        while events.count < count, let batch = await nextBatch() {
+            for frame in batch {
+                events += try parser.feed(frame)
+            }
+        }
+        return events
+    }
+
+    /// The frames pending right now, taken without waiting (empty if none).
+    func takePending() async -> [[UInt8]] {
+        guard pendingCount > 0 else { return [] }
+        return await nextBatch() ?? []
+    }
+}
+
+extension SSEEvent {
+    /// The event's id as a number (the hub always sends decimal ids).
+    var number: UInt64? { id.flatMap(UInt64.init) }
+}
