@@ -1,0 +1,66 @@
+extension HTTPResponseHead {
+    /// The status line and header block as sent on the wire:
+    /// `HTTP/1.1 200 OK\r\nName: value\r\n…\r\n\r\n`, fields in order, names as given.
+    ///
+    /// A CR or LF in a field name or value, or in the reason phrase, would let a value forge
+    /// headers or a body; it is a programmer error and traps.
+    public func bytes(version: HTTPVersion) -> [UInt8] {
+        var out: [UInt8] = []
+        var estimate = 16 + status.reason.utf8.count
+        for field in headers.fields { estimate += field.name.utf8.count + field.value.utf8.count + 4 }
+        out.reserveCapacity(estimate)
+
+        out.append(contentsOf: version.text.utf8)
+        out.append(HTTPSyntax.space)
+        precondition((100...999).contains(status.code), "status code \(status.code) is not three digits")
+        out.append(contentsOf: String(status.code).utf8)
+        out.append(HTTPSyntax.space)
+        Self.appendChecked(status.reason, to: &out)
+        out.append(contentsOf: Self.crlf)
+        for field in headers.fields {
+            Self.appendChecked(field.name, to: &out)
+            out.append(HTTPSyntax.colon)
+            out.append(HTTPSyntax.space)
+            Self.appendChecked(field.value, to: &out)
+            out.append(contentsOf: Self.crlf)
+        }
+        out.append(contentsOf: Self.crlf)
+        return out
+    }
+
+    private static let crlf: [UInt8] = [HTTPSyntax.cr, HTTPSyntax.lf]
+
+    private static func appendChecked(_ text: String, to out: inout [UInt8]) {
+        for byte in text.utf8 {
+            precondition(byte != HTTPSyntax.cr && byte != HTTPSyntax.lf, "CR or LF in a response head: \(text.debugDescription)")
+            out.append(byte)
+        }
+    }
+}
+
+/// The framing bytes of a `Transfer-Encoding: chunked` response body (RFC 9112 §7.1):
+/// each chunk is `chunkHeader(size:)`, the data, `chunkEnd`; the body ends with `lastChunk`.
+public enum ChunkedEncoding {
+    /// `size` in lowercase hex followed by CRLF, e.g. `1a\r\n` for 26. A size of 0 starts the
+    /// last chunk, so data-carrying chunks must not be empty; end a body with `lastChunk`.
+    public static func chunkHeader(size: Int) -> [UInt8] {
+        precondition(size >= 0, "a chunk size is never negative")
+        var out: [UInt8] = []
+        out.reserveCapacity(18)
+        var shift = (Int.bitWidth - size.leadingZeroBitCount - 1) / 4 * 4
+        while shift >= 0 {
+            let digit = UInt8((size >> shift) & 0xF)
+            out.append(digit < 10 ? 0x30 + digit : 0x61 + digit - 10)
+            shift -= 4
+        }
+        out.append(HTTPSyntax.cr)
+        out.append(HTTPSyntax.lf)
+        return out
+    }
+
+    /// The CRLF that follows each chunk's data.
+    public static let chunkEnd: [UInt8] = [HTTPSyntax.cr, HTTPSyntax.lf]
+
+    /// The last chunk and the empty trailer section: `0\r\n\r\n`.
+    public static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
+}

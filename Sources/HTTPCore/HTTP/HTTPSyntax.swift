@@ -1,0 +1,100 @@
+/// Byte classes and byte-level comparisons of the HTTP/1.1 grammar (RFC 9110, RFC 9112),
+/// shared by the request parser's pieces so every part judges bytes the same way.
+enum HTTPSyntax {
+    // Computed, not `static let`, so per-byte loops see constants rather than lazy globals.
+    @inline(__always) static var cr: UInt8 { 0x0D }
+    @inline(__always) static var lf: UInt8 { 0x0A }
+    @inline(__always) static var space: UInt8 { 0x20 }
+    @inline(__always) static var tab: UInt8 { 0x09 }
+    @inline(__always) static var colon: UInt8 { 0x3A }
+    @inline(__always) static var comma: UInt8 { 0x2C }
+    @inline(__always) static var semicolon: UInt8 { 0x3B }
+    @inline(__always) static var slash: UInt8 { 0x2F }
+    @inline(__always) static var question: UInt8 { 0x3F }
+    @inline(__always) static var asterisk: UInt8 { 0x2A }
+
+    /// RFC 9110 `tchar`: the bytes a method or a field name may hold.
+    @inline(__always)
+    static func isTokenChar(_ c: UInt8) -> Bool {
+        switch c {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: return true
+        default: return false
+        }
+    }
+
+    /// Optional whitespace (`OWS`): SP or HTAB.
+    @inline(__always)
+    static func isWhitespace(_ c: UInt8) -> Bool { c == space || c == tab }
+
+    /// A byte a field value may hold: visible ASCII, SP, HTAB or obs-text; never NUL, CR, LF,
+    /// another control character or DEL.
+    @inline(__always)
+    static func isFieldValueByte(_ c: UInt8) -> Bool { c == tab || (c >= 0x20 && c != 0x7F) }
+
+    @inline(__always)
+    static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+
+    /// The value of a hexadecimal digit (either case), or nil.
+    @inline(__always)
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x41...0x46: return c - 0x41 + 10
+        case 0x61...0x66: return c - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    @inline(__always)
+    static func lowercased(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
+
+    /// Whether `bytes` spell `lowercase` ignoring ASCII case. `lowercase` must be lowercase ASCII.
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for i in 0..<bytes.count where lowercased(bytes[i]) != expected[i] { return false }
+        return true
+    }
+
+    /// Whether `bytes` start with `lowercase` ignoring ASCII case. `lowercase` must be lowercase ASCII.
+    static func hasPrefixIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        let n = lowercase.utf8CodeUnitCount
+        guard bytes.count >= n else { return false }
+        return equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[0..<n]), lowercase)
+    }
+
+    /// `bytes` without leading and trailing SP/HTAB.
+    static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var start = 0, end = bytes.count
+        while start < end, isWhitespace(bytes[start]) { start += 1 }
+        while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// A String of `bytes` (invalid UTF-8 is repaired, which only obs-text in a field value can cause).
+    @inline(__always)
+    static func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The elements of a comma-separated field value (RFC 9110 §5.6.1), each trimmed of OWS.
+/// Yields empty elements too (`a,,b` yields three), so callers decide whether they are allowed;
+/// an empty value yields one empty element.
+struct HTTPListElements: Sequence, IteratorProtocol {
+    private let bytes: UnsafeRawBufferPointer
+    private var position = 0
+    private var finished = false
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    mutating func next() -> UnsafeRawBufferPointer? {
+        guard !finished else { return nil }
+        var end = position
+        while end < bytes.count, bytes[end] != HTTPSyntax.comma { end += 1 }
+        let element = HTTPSyntax.trimmed(UnsafeRawBufferPointer(rebasing: bytes[position..<end]))
+        if end == bytes.count { finished = true } else { position = end + 1 }
+        return element
+    }
+}
