@@ -4,6 +4,7 @@
 #ifndef CSTREAMS_SHIM_H
 #define CSTREAMS_SHIM_H
 
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -26,7 +27,11 @@ static inline struct epoll_event cstreams_epoll_event(uint32_t events, uint64_t 
     ev.data.u64 = data;
     return ev;
 }
-static inline uint64_t cstreams_epoll_event_data(const struct epoll_event *ev) { return ev->data.u64; }
-static inline uint32_t cstreams_epoll_event_events(const struct epoll_event *ev) { return ev->events; }
+/// The data and flags of the `index`th event of an array filled by epoll_wait,
+/// indexed in C so the packed stride is C's.
+static inline uint64_t cstreams_epoll_event_data(const struct epoll_event *events, int index) { return events[index].data.u64; }
+static inline uint32_t cstreams_epoll_event_events(const struct epoll_event *events, int index) { return events[index].events; }
+static inline struct epoll_event *cstreams_epoll_events_allocate(int count) { return (struct epoll_event *)calloc((size_t)count, sizeof(struct epoll_event)); }
+static inline void cstreams_epoll_events_free(struct epoll_event *events) { free(events); }
 
 #endif

@@ -139,9 +139,9 @@ public struct HTTPResponseParser: Sendable {
     }
 
     private func parseHead(_ bytes: [UInt8]) throws(Failure) -> Head {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? $0.dropLast() : $0
+        // Split on LF bytes (a Swift String would keep CRLF together as one character).
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> String in
+            String(decoding: line.last == 0x0D ? line.dropLast() : line[...], as: UTF8.self)
         }
         guard !lines.isEmpty else { throw Failure(reason: "empty head") }
         let statusLine = lines.removeFirst()

@@ -145,8 +145,8 @@ public final class EventLoop: Sendable {
 
     private func run() {
         let capacity: Int32 = 1024
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
-        defer { events.deallocate() }
+        guard let events = cstreams_epoll_events_allocate(capacity) else { fatalError("cannot allocate the epoll event array") }
+        defer { cstreams_epoll_events_free(events) }
         var nextDeadlineCheck = ContinuousClock.now
         while true {
             let count: Int
@@ -164,9 +164,9 @@ public final class EventLoop: Sendable {
             var sawWake = false
             state.withLock { state in
                 for index in 0..<count {
-                    let data = cstreams_epoll_event_data(events + index)
+                    let data = cstreams_epoll_event_data(events, Int32(index))
                     if data == Self.wakeToken { sawWake = true; continue }
-                    let flags = cstreams_epoll_event_events(events + index)
+                    let flags = cstreams_epoll_event_events(events, Int32(index))
                     let registration = LoopRegistration(fd: Int32(bitPattern: UInt32(truncatingIfNeeded: data)),
                                                         generation: UInt32(truncatingIfNeeded: data >> 32))
                     let hangUp = flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0

@@ -13,7 +13,7 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     /// Open, accepted and refused connections, bytes written.
     public let counters: ConnectionCounters
-    private let handler: HTTPHandler
+    let handler: HTTPHandler
     private let listener: Listener
     private let state = Mutex(ServerState())
     private let onAcceptError: @Sendable (SystemError) -> Void

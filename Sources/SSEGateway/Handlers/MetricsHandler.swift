@@ -1,6 +1,5 @@
 import HTTPCore
 import StreamHub
-import Synchronization
 
 /// `GET /metrics`: the gateway's gauges and counters in the Prometheus text
 /// format. Gauges come from lock-free counters (and one hop to the hub for
@@ -18,7 +17,6 @@ struct MetricsHandler: Sendable {
         func perChannel(_ value: (Channel) -> UInt64) -> [(labels: [(String, String)], value: UInt64)] {
             Channel.allCases.map { (labels: [("channel", $0.rawValue)], value: value($0)) }
         }
-        func load(_ counter: Atomic<UInt64>) -> UInt64 { counter.load(ordering: .relaxed) }
         text.gauge("sse_gateway_connections", help: "Open client connections.",
                    value: counters.open.load(ordering: .relaxed))
         text.gauge("sse_gateway_subscribers", help: "Subscribers connected now, per channel.",
@@ -34,13 +32,13 @@ struct MetricsHandler: Sendable {
                      help: "Events subscribers disconnected for falling too far behind.",
                      value: hubCounters.slowSubscriberDisconnects)
         text.counter("sse_gateway_bytes_written_total", help: "Bytes written to client sockets.",
-                     value: load(counters.bytesWritten))
+                     value: counters.bytesWritten.load(ordering: .relaxed))
         text.counter("sse_gateway_connections_accepted_total", help: "Connections accepted.",
-                     value: load(counters.accepted))
+                     value: counters.accepted.load(ordering: .relaxed))
         text.counter("sse_gateway_connections_refused_total", help: "Connections refused with 503 over the connection cap.",
-                     value: load(counters.refused))
+                     value: counters.refused.load(ordering: .relaxed))
         text.counter("sse_gateway_accept_backoffs_total", help: "Accepts deferred because descriptors ran out.",
-                     value: load(counters.acceptBackoffs))
+                     value: counters.acceptBackoffs.load(ordering: .relaxed))
         text.gauge("sse_gateway_open_files_limit", help: "The process's open-descriptor limit.", value: descriptorLimit)
         var headers: HTTPHeaders = ["Content-Type": PrometheusText.contentType]
         headers.add(name: "Access-Control-Allow-Origin", value: corsOrigin)

@@ -124,7 +124,8 @@ final class Gateway: Sendable {
 }
 
 /// Delivers POSIX signals as calls on a dispatch queue, never in a signal handler.
-final class SignalWatcher: Sendable {
+/// Owned by `Gateway.run()` and used only there.
+final class SignalWatcher {
     private let sources: [any DispatchSourceSignal]
 
     init(signals: [Int32], handler: @escaping @Sendable (String) -> Void) {
