@@ -59,7 +59,9 @@ public final class HTTPClient: Sendable {
     }
 
     /// Reads one whole response (interim 1xx responses skipped unless `keepInterim`).
-    public func response(deadline: ContinuousClock.Instant? = nil, keepInterim: Bool = false) async throws -> Response {
+    public func response(deadline: ContinuousClock.Instant? = nil, keepInterim: Bool = false,
+                         requestWasHead: Bool = false) async throws -> Response {
+        if requestWasHead { parser.expectResponseToHEAD() }
         var head: HTTPResponseParser.Head?
         var body: [UInt8] = []
         while let event = try await nextEvent(deadline: deadline) {
@@ -89,6 +91,8 @@ private final class ParserBox: Sendable {
     private let parser = Mutex(HTTPResponseParser())
 
     func append(_ bytes: [UInt8]) { parser.withLock { $0.append(bytes) } }
+
+    func expectResponseToHEAD() { parser.withLock { $0.expectResponseToHEAD() } }
 
     func next() throws -> HTTPResponseParser.Event? {
         try parser.withLock { parser throws in try parser.next() }

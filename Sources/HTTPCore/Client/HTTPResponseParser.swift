@@ -21,6 +21,10 @@ public struct HTTPResponseParser: Sendable {
 
     public struct Failure: Error, Equatable {
         public let reason: String
+
+        public init(reason: String) {
+            self.reason = reason
+        }
     }
 
     private enum State {
@@ -35,11 +39,14 @@ public struct HTTPResponseParser: Sendable {
 
     private var buffer: [UInt8] = []
     private var state = State.head
-    /// Whether the request was HEAD (its response has no body whatever the headers say).
-    private let noBody: Bool
+    /// Whether the next response answers a HEAD request (no body whatever the headers say).
+    private var noBody = false
 
-    public init(requestWasHead: Bool = false) {
-        noBody = requestWasHead
+    public init() {}
+
+    /// The next response answers a HEAD request: read its head only.
+    public mutating func expectResponseToHEAD() {
+        noBody = true
     }
 
     public mutating func append(_ bytes: [UInt8]) {
@@ -54,7 +61,9 @@ public struct HTTPResponseParser: Sendable {
             let head = try parseHead(Array(buffer[..<end.start]))
             buffer.removeFirst(end.next)
             if head.status >= 100 && head.status < 200 { return .head(head) }
-            if noBody || head.status == 204 || head.status == 304 {
+            let headOnly = noBody
+            noBody = false
+            if headOnly || head.status == 204 || head.status == 304 {
                 state = .fixed(remaining: 0)
             } else if head.headers["Transfer-Encoding"]?.lowercased() == "chunked" {
                 state = .chunkSize

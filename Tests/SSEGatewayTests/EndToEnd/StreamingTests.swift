@@ -1,0 +1,178 @@
+import Foundation
+import HTTPCore
+import StreamHub
+import Testing
+@testable import SSEGateway
+
+/// Replay-latest and passthrough through the HTTP layer, over real sockets.
+struct StreamingTests {
+    /// A state subscriber gets the SSE headers, `retry:` first, the current value, then every change.
+    @Test func stateReplaysTheLatestValueThenChanges() async throws {
+        try await withGateway { gateway in
+            _ = try await gateway.publish("/state/room", "v1")
+            #expect(try await gateway.publish("/state/room", "v2") == 2)
+            let stream = try await gateway.subscribe("/state/room")
+            defer { stream.close() }
+            #expect(stream.head.status == 200)
+            #expect(stream.head.headers["Content-Type"] == "text/event-stream")
+            #expect(stream.head.headers["Cache-Control"] == "no-cache")
+            #expect(stream.head.headers["X-Accel-Buffering"] == "no")
+            let first = try await stream.next()
+            #expect(stream.retry == 2000)
+            #expect(first == SSEEvent(id: "2", event: nil, data: "v2"))
+            _ = try await gateway.publish("/state/room", "v3")
+            #expect(try await stream.next() == SSEEvent(id: "3", event: nil, data: "v3"))
+        }
+    }
+
+    /// A state subscriber to a topic with no value yet receives nothing until the first publish.
+    @Test func stateWithoutValueWaitsForTheFirst() async throws {
+        try await withGateway { gateway in
+            let stream = try await gateway.subscribe("/state/empty")
+            defer { stream.close() }
+            #expect(try await stream.staysQuiet(for: 0.3))
+            _ = try await gateway.publish("/state/empty", "first")
+            #expect(try await stream.next()?.data == "first")
+        }
+    }
+
+    /// An events subscriber gets nothing published before it subscribed, then every event in order with its id.
+    @Test func eventsArePassthroughInOrder() async throws {
+        try await withGateway { gateway in
+            _ = try await gateway.publish("/events/feed", "old")
+            let stream = try await gateway.subscribe("/events/feed")
+            defer { stream.close() }
+            for i in 0..<20 { _ = try await gateway.publish("/events/feed?event=tick", "e\(i)") }
+            let events = try await stream.next(20)
+            #expect(events.map(\.data) == (0..<20).map { "e\($0)" })
+            #expect(events.map(\.id) == (2...21).map { "\($0)" })
+            #expect(events.allSatisfy { $0.event == "tick" })
+        }
+    }
+
+    /// Multi-line values (LF, CRLF, CR) and unicode come back as sent, with line endings as the SSE spec parses them.
+    @Test func multiLineAndUnicodeValuesRoundTrip() async throws {
+        try await withGateway { gateway in
+            let stream = try await gateway.subscribe("/events/text")
+            defer { stream.close() }
+            _ = try await gateway.publish("/events/text", "one\ntwo\r\nthree\rfour")
+            _ = try await gateway.publish("/events/text", "héllo, 世界 🌍")
+            _ = try await gateway.publish("/events/text", "")
+            let events = try await stream.next(3)
+            #expect(events.map(\.data) == ["one\ntwo\nthree\nfour", "héllo, 世界 🌍", ""])
+        }
+    }
+
+    /// Two subscribers of one topic each see every value (no split between readers).
+    @Test func everySubscriberSeesEveryValue() async throws {
+        try await withGateway { gateway in
+            let a = try await gateway.subscribe("/events/fan")
+            let b = try await gateway.subscribe("/events/fan")
+            defer { a.close(); b.close() }
+            for i in 0..<50 { _ = try await gateway.publish("/events/fan", "\(i)") }
+            #expect(try await a.next(50).map(\.data) == (0..<50).map { "\($0)" })
+            #expect(try await b.next(50).map(\.data) == (0..<50).map { "\($0)" })
+        }
+    }
+
+    /// A client reconnecting with `Last-Event-ID: N` gets exactly N+1… from the window, then live events.
+    @Test func lastEventIDResumesFromTheWindow() async throws {
+        try await withGateway { gateway in
+            for i in 1...5 { _ = try await gateway.publish("/events/resume", "e\(i)") }
+            let stream = try await gateway.subscribe("/events/resume", headers: [("Last-Event-ID", "2")])
+            defer { stream.close() }
+            #expect(try await stream.next(3).map(\.id) == ["3", "4", "5"])
+            _ = try await gateway.publish("/events/resume", "e6")
+            #expect(try await stream.next() == SSEEvent(id: "6", event: nil, data: "e6"))
+        }
+    }
+
+    /// Resuming from an id older than the window gets a `gap` event naming the first lost id, then the window.
+    @Test func resumeOlderThanTheWindowGetsAGap() async throws {
+        try await withGateway({ $0.replayCount = 3 }) { gateway in
+            for i in 1...10 { _ = try await gateway.publish("/events/g", "e\(i)") }
+            let stream = try await gateway.subscribe("/events/g", headers: [("Last-Event-ID", "2")])
+            defer { stream.close() }
+            let events = try await stream.next(4)
+            #expect(events.first?.event == "gap")
+            #expect(events.first?.data == "3")
+            #expect(events.dropFirst().map(\.id) == ["8", "9", "10"])
+        }
+    }
+
+    /// A `Last-Event-ID` that is not a number, or newer than the last id, counts as absent; `/state` ignores it.
+    @Test func invalidLastEventIDIsIgnored() async throws {
+        try await withGateway { gateway in
+            for i in 1...3 { _ = try await gateway.publish("/events/inv", "e\(i)") }
+            for bad in ["abc", "99", "-1", "1.5"] {
+                let stream = try await gateway.subscribe("/events/inv", headers: [("Last-Event-ID", bad)])
+                #expect(try await stream.staysQuiet(for: 0.2), "Last-Event-ID \(bad) replayed something")
+                stream.close()
+            }
+            _ = try await gateway.publish("/state/inv", "s")
+            let state = try await gateway.subscribe("/state/inv", headers: [("Last-Event-ID", "1")])
+            defer { state.close() }
+            #expect(try await state.next()?.data == "s")
+        }
+    }
+
+    /// A stream with nothing to say sends a heartbeat comment within the heartbeat interval.
+    @Test func idleStreamsGetHeartbeats() async throws {
+        try await withGateway({ $0.heartbeatInterval = .seconds(1) }) { gateway in
+            let stream = try await gateway.subscribe("/events/quiet")
+            defer { stream.close() }
+            _ = try await stream.staysQuiet(for: 2.5)
+            #expect(stream.comments >= 1)
+        }
+    }
+
+    /// 200 subscribers that connect and vanish leave the subscriber gauge at 0 within a second.
+    @Test func vanishedSubscribersLeaveTheGauges() async throws {
+        try await withGateway { gateway in
+            var streams: [SSEStream] = []
+            for i in 0..<200 { streams.append(try await gateway.subscribe(i % 2 == 0 ? "/events/churn" : "/state/churn")) }
+            #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"events\"}", toBe: 100, within: 2) == 100)
+            for stream in streams { stream.close() }
+            #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"events\"}", toBe: 0, within: 1) == 0)
+            #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"state\"}", toBe: 0, within: 1) == 0)
+            // Only the metrics request itself remains connected (at most briefly).
+            #expect(try await gateway.waitForMetric("sse_gateway_connections", toBe: 1, within: 1) == 1)
+        }
+    }
+
+    /// A subscriber that never reads is disconnected and counted, while a reading subscriber of the same topic gets everything.
+    @Test func stalledEventsSubscriberIsDisconnectedOthersKeepReceiving() async throws {
+        try await withGateway({ $0.eventsQueueLimit = 16 }) { gateway in
+            let stalled = try await HTTPClient.connect(port: gateway.port)
+            defer { stalled.close() }
+            try await stalled.request("GET", "/events/slow")
+            let reader = try await gateway.subscribe("/events/slow")
+            defer { reader.close() }
+            #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"events\"}", toBe: 2, within: 2) == 2)
+            let payload = String(repeating: "x", count: 32 * 1024)
+            let count = 300
+            let publishing = Task {
+                for i in 0..<count { _ = try await gateway.publish("/events/slow", "\(i) \(payload)") }
+            }
+            let received = try await reader.next(count, within: 10)
+            try await publishing.value
+            #expect(received.count == count)
+            #expect(received.map { $0.data.prefix { $0 != " " } } == (0..<count).map { Substring("\($0)") })
+            #expect(try await gateway.waitForMetric("sse_gateway_slow_subscriber_disconnects_total", toBe: 1, within: 2) == 1)
+            #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"events\"}", toBe: 1, within: 2) == 1)
+        }
+    }
+
+    /// Shutting the gateway down ends every open stream cleanly.
+    @Test func shutdownEndsStreams() async throws {
+        let gateway = try RunningGateway()
+        let a = try await gateway.subscribe("/events/bye")
+        let b = try await gateway.subscribe("/state/bye")
+        defer { a.close(); b.close() }
+        let start = ContinuousClock.now
+        await gateway.stop()
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(try await a.next() == nil)
+        #expect(try await b.next() == nil)
+    }
+}
