@@ -4,19 +4,48 @@
 extension HTTPServer {
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
+    /// What a response left the connection to do next.
+    private enum AfterResponse {
+        case keepAlive
+        case close
+        /// The head of a streaming response went out; its body runs next.
+        case stream(StreamingBody)
+    }
+
+    private struct StreamingBody {
+        let write: @Sendable (ResponseStream) async -> Void
+        let chunked: Bool
+    }
+
     func serve(_ connection: Connection) async {
         defer {
             leaveIdle(connection)
             connection.close()
         }
+        guard let body = await serveRequests(on: connection) else { return }
+        // The request loop's frame (parser, request, response head) is gone by
+        // now: a stream that lives for hours keeps only what it needs.
+        let stream = ResponseStream(connection: connection, chunked: body.chunked)
+        await body.write(stream)
+        await stream.finish(deadline: .now + .seconds(1))
+    }
+
+    /// Serves requests until the connection closes (nil) or a streaming
+    /// response takes it over.
+    private func serveRequests(on connection: Connection) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
         var isFirst = true
         while !Task.isCancelled {
-            guard let request = await nextRequest(on: connection, parser: &parser, isFirst: isFirst) else { return }
+            guard let request = await nextRequest(on: connection, parser: &parser, isFirst: isFirst) else { return nil }
             isFirst = false
             let response = await handler(request)
-            guard await respond(to: request, with: response, on: connection) else { return }
+            switch await respond(to: request, with: response, on: connection) {
+            case .keepAlive: continue
+            case .close: return nil
+            case .stream(let body): return body
+            }
         }
+        return nil
     }
 
     /// Reads until the parser has a whole request, enforcing the header, idle
@@ -82,8 +111,9 @@ extension HTTPServer {
         }
     }
 
-    /// Writes the response; true when the connection may carry another request.
-    private func respond(to request: HTTPRequest, with response: HTTPResponse, on connection: Connection) async -> Bool {
+    /// Writes the response (for a stream, its head only).
+    private func respond(to request: HTTPRequest, with response: HTTPResponse,
+                         on connection: Connection) async -> AfterResponse {
         var head = response.head
         head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
         switch response.body {
@@ -105,9 +135,9 @@ extension HTTPServer {
                 try await connection.write([head.bytes(version: .http11), sendBody ? body : []],
                                            deadline: .now + configuration.writeTimeout)
             } catch {
-                return false
+                return .close
             }
-            return keepAlive
+            return keepAlive ? .keepAlive : .close
         case .stream(let body):
             let chunked = request.head.version == .http11
             if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
@@ -115,12 +145,9 @@ extension HTTPServer {
             do {
                 try await connection.write(head.bytes(version: .http11), deadline: .now + configuration.writeTimeout)
             } catch {
-                return false
+                return .close
             }
-            let stream = ResponseStream(connection: connection, chunked: chunked)
-            await body(stream)
-            await stream.finish(deadline: .now + .seconds(1))
-            return false
+            return .stream(StreamingBody(write: body, chunked: chunked))
         }
     }
 

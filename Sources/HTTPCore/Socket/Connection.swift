@@ -57,14 +57,21 @@ public final class Connection: Sendable {
     /// - Throws: `IOWaitError.timedOut` past `deadline`, `SystemError` (e.g. reset), `CancellationError`.
     public func read(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
         while true {
-            var outcome = IOResult<Int>.wouldBlock
-            let bytes = try [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in
-                outcome = try Syscall.read(fd, UnsafeMutableRawBufferPointer(buffer))
-                if case .processed(let count) = outcome { initialized = count }
-            }
-            if case .processed = outcome { return bytes }
+            if let bytes = try readAvailable(maxBytes: maxBytes) { return bytes }
             try await loop.wait(for: .read, on: registration, deadline: deadline)
         }
+    }
+
+    /// One non-blocking read; nil when it would block. Synchronous, so the
+    /// buffer never lives across a wait (an idle connection holds none).
+    private func readAvailable(maxBytes: Int) throws -> [UInt8]? {
+        var outcome = IOResult<Int>.wouldBlock
+        let bytes = try [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, initialized in
+            outcome = try Syscall.read(fd, UnsafeMutableRawBufferPointer(buffer))
+            if case .processed(let count) = outcome { initialized = count }
+        }
+        if case .processed = outcome { return bytes }
+        return nil
     }
 
     /// Writes every byte of `chunks` in order, with as few `writev` calls as the
