@@ -9,12 +9,17 @@
  *   #subscribe-events      toggles the /events/<topic> EventSource (aria-pressed="true" while on)
  *   #subscribe-both        turns both on for the current topic
  *   #unsubscribe           closes both
- *   #topic-error           why the topic can't be used (hidden when fine)
+ *   #topic-error           why the topic can't be used (hidden when fine); topics and event
+ *                          names are checked here with the gateway's rules, so an invalid one
+ *                          never reaches the network (and never puts a 400 in the console)
+ *   #event-names-error     which names in #event-names are invalid (and not listened to)
  *   #state-status, #events-status
  *                          connection status: idle | connecting | open | reconnecting | closed
- *                          (textContent and data-state)
+ *                          (textContent and data-state); while connecting or reconnecting,
+ *                          data-attempts (and the title) count the failed attempts so far
  *   #state-reconnects, #events-reconnects
- *                          reconnects since subscribing (also data-count)
+ *                          times the stream was re-established after a drop since subscribing
+ *                          (also data-count); failed attempts in between don't count
  *   #state-last-id, #events-last-id
  *                          the id the stream resumes from (EventSource lastEventId), "—" when none
  *   #state-error, #events-error
@@ -22,15 +27,21 @@
  *   #state-value           current state value, lines kept (data-empty="true" before the first one)
  *   #state-id              id of the current state value
  *   #state-event, #state-time, #state-size   its event name, time received, size in bytes
- *   #events-log            <ol>, newest first, at most 500 entries; each entry is
+ *   #events-log            <ol>, newest first, at most 500 items; each received event is
  *                          <li class="entry" data-id="<id>" data-event="<name>"> with children
- *                          .id .event .time .size .data; entries of gap events also have class "gap"
+ *                          .id .event .time .size .data; a gap event (which has no id of its own)
+ *                          is <li class="entry gap" data-id="" data-event="gap">.
+ *                          Between entries, <li class="marker" data-kind="reconnect"> notes that the
+ *                          stream was re-established (data-after="<id it resumed after>"), and
+ *                          <li class="marker" data-kind="skipped" data-from="<id>" data-to="<id>">
+ *                          that ids were skipped: events whose event type nobody listens to here
  *   #events-count          events received since subscribing
  *   #events-clear          clears the log and hides the gap mark
  *   Subscribing a channel to a different topic clears that channel's display (value, or log and gap mark).
  *   #gap-mark              shown when a `gap` event arrives; data-first-missing="<first lost id>"
  *   #publish-channel       select: "state" | "events"
  *   #publish-event, #publish-token, #publish-body, #publish-button
+ *                          (publishing with an event name also starts listening to that name)
  *   #publish-result        "<status> <response text>" e.g. `200 {"id":"3","subscribers":1}`;
  *                          data-status="<HTTP status>|pending|error", data-ok="true|false"
  *   #chart                 canvas: events/s received by this page, and sse_gateway_connections
@@ -87,16 +98,60 @@
 
   // ---- topic and event names ----------------------------------------------
 
-  /** The trimmed topic, or null (with a message) when it is empty. */
-  function readTopic() {
-    const topic = $('topic').value.trim();
-    showMessage('topic-error', topic ? '' : 'Enter a topic name, e.g. demo.');
-    if (!topic) $('topic').focus();
-    return topic || null;
+  // The gateway's rules (API.md "Topics"): a name is 1 to 200 bytes; a topic is
+  // segments of A-Z a-z 0-9 . _ ~ - joined by '/', none empty, '.' or '..'; an
+  // event name is one such segment. Checked here so a bad name gets a clear
+  // message instead of a 400 (which the browser would also log as a console error).
+  const NAME_MAX_BYTES = 200;
+  const SEGMENT = /^[A-Za-z0-9._~-]+$/;
+
+  /** Why `name` is not a valid topic (or, with `single`, event name), or '' when it is. */
+  function nameProblem(name, what, single) {
+    if (!name) return what + ' is empty';
+    if (name.length > NAME_MAX_BYTES) return what + ' is longer than ' + NAME_MAX_BYTES + ' bytes';
+    const segments = single ? [name] : name.split('/');
+    for (const segment of segments) {
+      if (!segment) return what + " has an empty segment (leading, trailing or double '/')";
+      if (!SEGMENT.test(segment)) {
+        return what + ' may contain only A-Z a-z 0-9 . _ ~ -' + (single ? '' : ' and /');
+      }
+      if (segment === '.' || segment === '..') return what + " has a '.' or '..' segment";
+    }
+    return '';
   }
 
+  /** The trimmed topic, or null (with a message) when it is empty or invalid. */
+  function readTopic() {
+    const topic = $('topic').value.trim();
+    const problem = topic ? nameProblem(topic, 'topic', false) : 'Enter a topic name, e.g. demo.';
+    showMessage('topic-error', problem ? problem[0].toUpperCase() + problem.slice(1) + '.' : '');
+    $('topic').setAttribute('aria-invalid', String(Boolean(problem)));
+    if (problem) {
+      $('topic').focus();
+      return null;
+    }
+    return topic;
+  }
+
+  /** The valid names typed in #event-names; invalid ones are reported and left out. */
   function readEventNames() {
-    return $('event-names').value.split(/[\s,]+/).filter(Boolean);
+    const names = $('event-names').value.split(/[\s,]+/).filter(Boolean);
+    const bad = names.filter((name) => nameProblem(name, 'event name', true));
+    showMessage('event-names-error', bad.length
+      ? 'Not listening to ' + bad.map((n) => JSON.stringify(n)).join(', ') +
+        ': an event name may contain only A-Z a-z 0-9 . _ ~ -'
+      : '');
+    return names.filter((name) => !bad.includes(name));
+  }
+
+  /** Adds `name` to #event-names (and to the open streams' listeners) unless it is there. */
+  function listenTo(name) {
+    if (name === 'message' || name === 'gap' || readEventNames().includes(name)) return;
+    const field = $('event-names');
+    field.value = field.value.trim() ? field.value.trim().replace(/,$/, '') + ', ' + name : name;
+    const names = readEventNames();
+    streams.state.syncListeners(names);
+    streams.events.syncListeners(names);
   }
 
   function loadRecentTopics() {
@@ -132,14 +187,23 @@
 
   /** One channel's subscription: its EventSource, listeners, status and reconnect count. */
   class Stream {
-    constructor(channel, onEvent, onNewTopic) {
+    /**
+     * hooks.event(stream, MessageEvent)  an event arrived
+     * hooks.newTopic()                   forget what the previous topic showed
+     * hooks.started(stream)              a new EventSource was opened (no Last-Event-ID yet)
+     * hooks.reopened(stream)             the EventSource re-established a dropped stream
+     */
+    constructor(channel, hooks) {
       this.channel = channel;   // "state" | "events"
-      this.onEvent = onEvent;   // (stream, MessageEvent) => void
-      this.onNewTopic = onNewTopic; // () => void: forget what the previous topic showed
+      this.hooks = hooks;
       this.topic = null;        // the topic last opened
       this.source = null;       // the live EventSource, or null when idle/closed
       this.listeners = new Map(); // event name -> handler registered on `source`
-      this.reconnects = 0;
+      this.reconnects = 0;      // drops after which the stream was re-established
+      this.status = 'idle';     // what #<channel>-status shows
+      this.attempts = 0;        // failed attempts since the stream was last open
+      this.everOpen = false;    // the current EventSource has been open at least once
+      this.lastId = '';         // the id the EventSource resumes from (its last event id)
       this.button = $('subscribe-' + channel);
     }
 
@@ -150,7 +214,10 @@
     open(topic) {
       this.close();
       this.reconnects = 0;
-      if (topic !== this.topic) this.onNewTopic();
+      this.attempts = 0;
+      this.everOpen = false;
+      this.lastId = '';
+      if (topic !== this.topic) this.hooks.newTopic();
       this.topic = topic;
       const url = channelURL(this.channel, topic);
       const source = new EventSource(url);
@@ -161,18 +228,27 @@
       showMessage(this.channel + '-error', '');
       setText(this.channel + '-path', '/' + url);
       this.button.setAttribute('aria-pressed', 'true');
+      this.hooks.started(this);
 
       source.addEventListener('open', () => {
         if (this.source !== source) return;
+        this.attempts = 0;
+        if (this.everOpen) {
+          // Re-established after a drop (the browser sent Last-Event-ID by itself).
+          this.reconnects += 1;
+          this.showReconnects();
+          this.hooks.reopened(this);
+        }
+        this.everOpen = true;
         this.showStatus('open');
       });
       source.addEventListener('error', () => {
         if (this.source !== source) return;
         if (source.readyState === EventSource.CONNECTING) {
-          // The browser reconnects by itself, sending Last-Event-ID.
-          this.reconnects += 1;
-          this.showReconnects();
-          this.showStatus('reconnecting');
+          // The stream dropped (or an attempt failed); the browser retries by itself
+          // after the server's retry: delay. Only a successful re-open counts as a reconnect.
+          if (this.status !== 'open') this.attempts += 1;
+          this.showStatus(this.everOpen ? 'reconnecting' : 'connecting');
         } else if (source.readyState === EventSource.CLOSED) {
           // The browser gave up (a non-200 answer or a wrong content type).
           this.source = null;
@@ -209,7 +285,7 @@
         const handler = (event) => {
           if (this.source !== source) return;
           this.showLastId(event.lastEventId);
-          this.onEvent(this, event);
+          this.hooks.event(this, event);
         };
         source.addEventListener(name, handler);
         this.listeners.set(name, handler);
@@ -237,9 +313,15 @@
     }
 
     showStatus(state) {
+      this.status = state;
       const el = $(this.channel + '-status');
       el.textContent = state;
       el.dataset.state = state;
+      const retrying = (state === 'connecting' || state === 'reconnecting') && this.attempts > 0;
+      el.dataset.attempts = String(retrying ? this.attempts : 0);
+      el.title = retrying
+        ? this.attempts + (this.attempts === 1 ? ' failed attempt' : ' failed attempts') + ' so far; the browser keeps retrying'
+        : '';
     }
 
     showReconnects() {
@@ -249,11 +331,15 @@
     }
 
     showLastId(id) {
+      this.lastId = id || '';
       setText(this.channel + '-last-id', id || '—');
     }
   }
 
   // ---- received events ----------------------------------------------------
+
+  // EventSource only delivers the event types it listens to, so say so where a value is awaited.
+  const EMPTY_STATE = 'no value yet (one published with an event name shows once that name is listed under Event names)';
 
   let receivedThisTick = 0;
   let eventsReceived = 0;
@@ -270,14 +356,47 @@
     setText('state-size', formatBytes(byteSize(event.data)));
   }
 
+  // The id of the last event the events stream delivered (a number), or null right after
+  // subscribing or a gap event: ids are consecutive on /events, so a jump means events of
+  // a type this page doesn't listen to went by.
+  let lastEventsId = null;
+
+  function addToLog(item) {
+    const log = $('events-log');
+    log.prepend(item);
+    while (log.childElementCount > LOG_LIMIT) log.lastElementChild.remove();
+  }
+
+  function addMarker(kind, text, data) {
+    const marker = document.createElement('li');
+    marker.className = 'marker';
+    marker.dataset.kind = kind;
+    for (const key of Object.keys(data || {})) marker.dataset[key] = data[key];
+    marker.textContent = text;
+    addToLog(marker);
+  }
+
   function onEventsEvent(stream, event) {
     receivedThisTick += 1;
     eventsReceived += 1;
     setText('events-count', String(eventsReceived));
 
+    const isGap = event.type === 'gap';
+    // A gap event carries no id: the EventSource's lastEventId is still the one it resumed from.
+    const id = isGap ? '' : event.lastEventId;
+    const number = /^\d+$/.test(id) ? Number(id) : null;
+    if (number !== null && lastEventsId !== null && number > lastEventsId + 1) {
+      const from = lastEventsId + 1;
+      const to = number - 1;
+      addMarker('skipped', (from === to ? '#' + from + ' was' : '#' + from + '–#' + to + ' were') +
+        ' not shown here — most likely events of a type this page does not listen to (add it under Event names)',
+      { from: String(from), to: String(to) });
+    }
+    lastEventsId = isGap ? null : number;
+
     const entry = document.createElement('li');
-    entry.className = event.type === 'gap' ? 'entry gap' : 'entry';
-    entry.dataset.id = event.lastEventId;
+    entry.className = isGap ? 'entry gap' : 'entry';
+    entry.dataset.id = id;
     entry.dataset.event = event.type;
     const field = (className, text) => {
       const span = document.createElement('span');
@@ -285,18 +404,15 @@
       span.textContent = text;
       entry.append(span);
     };
-    field('id', event.lastEventId ? '#' + event.lastEventId : '#—');
+    field('id', id ? '#' + id : '#—');
     field('event', event.type);
     field('time', clockTime(new Date()));
     field('size', formatBytes(byteSize(event.data)));
     const data = document.createElement('div');
     data.className = 'data';
-    data.textContent = event.type === 'gap' ? 'gap: first missing id ' + event.data : event.data;
+    data.textContent = isGap ? 'gap: first missing id ' + event.data : event.data;
     entry.append(data);
-
-    const log = $('events-log');
-    log.prepend(entry);
-    while (log.childElementCount > LOG_LIMIT) log.lastElementChild.remove();
+    addToLog(entry);
 
     if (event.type === 'gap') {
       const mark = $('gap-mark');
@@ -309,7 +425,7 @@
 
   function clearState() {
     const value = $('state-value');
-    value.textContent = 'no value yet';
+    value.textContent = EMPTY_STATE;
     value.dataset.empty = 'true';
     setText('state-id', '—');
     setText('state-event', '');
@@ -328,8 +444,21 @@
   }
 
   const streams = {
-    state: new Stream('state', onStateEvent, clearState),
-    events: new Stream('events', onEventsEvent, clearLog),
+    state: new Stream('state', {
+      event: onStateEvent,
+      newTopic: clearState,
+      started: () => {},
+      reopened: () => {},
+    }),
+    events: new Stream('events', {
+      event: onEventsEvent,
+      newTopic: clearLog,
+      started: () => { lastEventsId = null; },
+      reopened: (stream) => {
+        addMarker('reconnect', 'reconnected at ' + clockTime(new Date()) +
+          (stream.lastId ? ' — resuming after #' + stream.lastId : ''), { after: stream.lastId });
+      },
+    }),
   };
 
   function subscribe(channels) {
@@ -372,6 +501,15 @@
     rememberTopic(topic);
     const channel = $('publish-channel').value;
     const name = $('publish-event').value.trim();
+    const problem = name ? nameProblem(name, 'event name', true) : '';
+    $('publish-event').setAttribute('aria-invalid', String(Boolean(problem)));
+    if (problem) {
+      showResult('not sent: ' + problem, 'error', false);
+      $('publish-event').focus();
+      return;
+    }
+    // Show what this page publishes: an event type nobody listens to would not appear.
+    if (name) listenTo(name);
     const token = $('publish-token').value.trim();
     const url = channelURL(channel, topic) + (name ? '?event=' + encodeURIComponent(name) : '');
     const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
