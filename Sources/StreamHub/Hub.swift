@@ -50,32 +50,35 @@ public actor Hub {
         guard !isShutdown else {
             return Subscription(core: SubscriberCore(key: key, finished: .shutdown, now: now, counters: counters))
         }
-        let mode: SubscriberQueue.Mode = switch channel {
-        case .state: .latest
-        case .events: .bounded(limit: configuration.eventsQueueLimit)
-        }
-        let core = SubscriberCore(key: key, mode: mode, now: now, counters: counters, inbox: inbox, hub: self)
         counters.subscriberJoined(channel)
-        let (queued, overflowedAtOnce) = withTopic(name) { topic in
-            topic.insert(core)
+        let limit = configuration.eventsQueueLimit
+        let (core, queued, overflowedAtOnce) = withTopic(name) { topic in
             let initial: [[UInt8]] = switch channel {
             case .state: topic.stateFrame.map { [$0] } ?? []
             case .events: topic.replay(after: lastEventID, now: now)
             }
+            // A resuming subscriber may hold its replay (bounded by the window)
+            // on top of the usual limit, so a window longer than the limit
+            // still resumes instead of overflowing before it sends anything.
+            let mode: SubscriberQueue.Mode = switch channel {
+            case .state: .latest
+            case .events: .bounded(limit: limit + initial.count)
+            }
+            let core = SubscriberCore(key: key, mode: mode, now: now, counters: counters, inbox: inbox, hub: self)
+            topic.insert(core)
             var queued = 0
             for frame in initial {
                 switch core.push(frame, now: now) {
                 case .queued:
                     queued += 1  // Nobody can be parked yet: the facade is not returned.
                 case .overflow(let finish):
-                    // A replay longer than the queue limit (replayCount > eventsQueueLimit).
                     overflowed(core, finish, in: &topic)
-                    return (queued, true)
+                    return (core, queued, true)
                 case .dropped:
-                    return (queued, false)
+                    return (core, queued, false)
                 }
             }
-            return (queued, false)
+            return (core, queued, false)
         }
         if overflowedAtOnce { forgetIfIdle(name, now: now) }
         counters.queued(channel, frames: queued)
