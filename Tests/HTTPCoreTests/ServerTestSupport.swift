@@ -2,6 +2,11 @@ import HTTPCore
 import Synchronization
 import Testing
 
+/// How long a test waits on the server before calling it a failure. Generous: every
+/// suite of the package runs at once in one process, on two pool threads of a loaded
+/// 2-core machine, and the first requests can wait seconds behind the start-up burst.
+let patience: Duration = .seconds(10)
+
 /// Runs a server on an ephemeral port of 127.0.0.1 for the duration of `body`,
 /// then shuts it down, cancels what is left and waits for `run()` to return.
 func withServer(

@@ -11,12 +11,12 @@ struct ServerTests {
             let client = try await HTTPClient.connect(port: server.port)
             defer { client.close() }
             try await client.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\nPOST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
-            let first = try await client.response(deadline: .now + .seconds(5))
-            let second = try await client.response(deadline: .now + .seconds(5))
+            let first = try await client.response(deadline: .now + patience)
+            let second = try await client.response(deadline: .now + patience)
             #expect(first.text == "GET /one ")
             #expect(second.text == "POST /two abc")
             try await client.request("GET", "/three")
-            #expect(try await client.response(deadline: .now + .seconds(5)).text == "GET /three ")
+            #expect(try await client.response(deadline: .now + patience).text == "GET /three ")
         }
     }
 
@@ -26,10 +26,10 @@ struct ServerTests {
             let client = try await HTTPClient.connect(port: server.port)
             defer { client.close() }
             try await client.send("GET /old HTTP/1.0\r\n\r\n")
-            let response = try await client.response(deadline: .now + .seconds(5))
+            let response = try await client.response(deadline: .now + patience)
             #expect(response.text == "GET /old ")
             #expect(response.head.headers["Connection"] == "close")
-            #expect(try await readUntilClosed(client, deadline: .now + .seconds(5)).isEmpty)
+            #expect(try await readUntilClosed(client, deadline: .now + patience).isEmpty)
         }
     }
 
@@ -39,10 +39,10 @@ struct ServerTests {
             let client = try await HTTPClient.connect(port: server.port)
             defer { client.close() }
             try await client.send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            let first = try await client.response(deadline: .now + .seconds(5))
+            let first = try await client.response(deadline: .now + patience)
             #expect(first.head.headers["Connection"] == "keep-alive")
             try await client.send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            #expect(try await client.response(deadline: .now + .seconds(5)).text == "GET /b ")
+            #expect(try await client.response(deadline: .now + patience).text == "GET /b ")
         }
     }
 
@@ -57,12 +57,13 @@ struct ServerTests {
             let fast = try await HTTPClient.connect(port: server.port)
             defer { fast.close() }
             try await fast.request("GET", "/fast")
-            #expect(try await fast.response(deadline: .now + .seconds(5)).text == "GET /fast ")
-            let cut = try await slow.response(deadline: .now + .seconds(5))
+            #expect(try await fast.response(deadline: .now + patience).text == "GET /fast ")
+            let cut = try await slow.response(deadline: .now + patience)
             #expect(cut.status == 408)
-            #expect(try await readUntilClosed(slow, deadline: .now + .seconds(5)).isEmpty)
+            #expect(try await readUntilClosed(slow, deadline: .now + patience).isEmpty)
             let elapsed = ContinuousClock.now - start
-            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(6))
+            // Well below the default 10 s: the configured 1 s deadline did the cut.
+            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(9))
         }
     }
 
@@ -75,7 +76,7 @@ struct ServerTests {
             let client = try await HTTPClient.connect(port: server.port)
             defer { client.close() }
             try await client.request("GET", "/real")
-            #expect(try await client.response(deadline: .now + .seconds(5)).text == "GET /real ")
+            #expect(try await client.response(deadline: .now + patience).text == "GET /real ")
         }
     }
 
@@ -92,7 +93,7 @@ struct ServerTests {
         try await withServer(handler: handler) { server in
             let client = try await HTTPClient.connect(port: server.port)
             try await client.request("GET", "/stream")
-            guard case .head(let head)? = try await client.nextEvent(deadline: .now + .seconds(5)) else {
+            guard case .head(let head)? = try await client.nextEvent(deadline: .now + patience) else {
                 Issue.record("no response head")
                 return
             }
@@ -113,12 +114,12 @@ struct ServerTests {
             }
             let extra = try await HTTPClient.connect(port: server.port)
             defer { extra.close() }
-            let refused = try await extra.response(deadline: .now + .seconds(5))
+            let refused = try await extra.response(deadline: .now + patience)
             #expect(refused.status == 503)
             #expect(refused.head.headers["Retry-After"] == "1")
             #expect(server.counters.refused.load(ordering: .relaxed) == 1)
             try await held[0].request("GET", "/still")
-            #expect(try await held[0].response(deadline: .now + .seconds(5)).text == "GET /still ")
+            #expect(try await held[0].response(deadline: .now + patience).text == "GET /still ")
         }
     }
 
@@ -128,10 +129,10 @@ struct ServerTests {
             let client = try await HTTPClient.connect(port: server.port)
             defer { client.close() }
             try await client.send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
-            let interim = try await client.response(deadline: .now + .seconds(5), keepInterim: true)
+            let interim = try await client.response(deadline: .now + patience, keepInterim: true)
             #expect(interim.status == 100)
             try await client.send("hello")
-            #expect(try await client.response(deadline: .now + .seconds(5)).text == "POST /e hello")
+            #expect(try await client.response(deadline: .now + patience).text == "POST /e hello")
         }
     }
 
@@ -141,7 +142,7 @@ struct ServerTests {
             let client = try await HTTPClient.connect(port: server.port)
             defer { client.close() }
             try await client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: v\r\n\r\n")
-            #expect(try await client.response(deadline: .now + .seconds(5)).text == "POST /c abcde")
+            #expect(try await client.response(deadline: .now + patience).text == "POST /c abcde")
         }
     }
 
@@ -151,10 +152,49 @@ struct ServerTests {
             let client = try await HTTPClient.connect(port: server.port)
             defer { client.close() }
             try await client.send("GET / HTTP/2.0\r\nHost: x\r\n\r\n")
-            let response = try await client.response(deadline: .now + .seconds(5))
+            let response = try await client.response(deadline: .now + patience)
             #expect(response.status == 505)
             #expect(response.head.headers["Connection"] == "close")
-            #expect(try await readUntilClosed(client, deadline: .now + .seconds(5)).isEmpty)
+            #expect(try await readUntilClosed(client, deadline: .now + patience).isEmpty)
+        }
+    }
+
+    /// A refusal the server answers itself carries the configured `refusalHeaders`.
+    @Test func refusalsCarryTheConfiguredHeaders() async throws {
+        try await withServer({ $0.refusalHeaders = ["Access-Control-Allow-Origin": "https://o.example"] },
+                             handler: echoHandler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.send("GET / HTTP/2.0\r\nHost: x\r\n\r\n")
+            let response = try await client.response(deadline: .now + patience)
+            #expect(response.status == 505)
+            #expect(response.head.headers["Access-Control-Allow-Origin"] == "https://o.example")
+            #expect(response.head.headers["Connection"] == "close")
+        }
+    }
+
+    /// A `HEAD` answered with a streaming response gets the head only: no body run, no `Content-Length`, and the connection stays usable.
+    @Test func headOfAStreamSendsTheHeadOnly() async throws {
+        let ran = Signal()
+        let handler: HTTPHandler = { request in
+            guard request.head.target == "/stream" else { return await echoHandler(request) }
+            return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/event-stream"]),
+                                body: .stream { stream in
+                                    ran.fire()
+                                    try? await stream.write([Array("data: x\n\n".utf8)])
+                                })
+        }
+        try await withServer(handler: handler) { server in
+            let client = try await HTTPClient.connect(port: server.port)
+            defer { client.close() }
+            try await client.request("HEAD", "/stream")
+            let head = try await client.response(deadline: .now + patience, requestWasHead: true)
+            #expect(head.status == 200)
+            #expect(head.head.headers["Content-Type"] == "text/event-stream")
+            #expect(head.head.headers["Content-Length"] == nil)
+            try await client.request("GET", "/next")
+            #expect(try await client.response(deadline: .now + patience).text == "GET /next ")
+            #expect(await !ran.wait(seconds: 0.2))
         }
     }
 
@@ -194,13 +234,13 @@ struct ServerTests {
         let idle = try await HTTPClient.connect(port: server.port)
         defer { idle.close() }
         try await idle.request("GET", "/x")
-        _ = try await idle.response(deadline: .now + .seconds(5))
+        _ = try await idle.response(deadline: .now + patience)
         var streams: [HTTPClient] = []
         defer { streams.forEach { $0.close() } }
         for _ in 0..<2 {
             let client = try await HTTPClient.connect(port: server.port)
             try await client.request("GET", "/stream")
-            _ = try await client.nextEvent(deadline: .now + .seconds(5))
+            _ = try await client.nextEvent(deadline: .now + patience)
             streams.append(client)
         }
         for _ in 0..<100 where stopFanout.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }

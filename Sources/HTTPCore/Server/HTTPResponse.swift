@@ -5,7 +5,8 @@ public struct HTTPResponse: Sendable {
         /// A fixed body, sent with `Content-Length` (omitted on the wire for `HEAD`).
         case bytes([UInt8])
         /// A long-lived body (SSE). The closure writes through the stream and
-        /// returns when the body ends; the connection closes after it.
+        /// returns when the body ends; the connection closes after it. To a
+        /// `HEAD` request only the head is sent and the closure is not run.
         case stream(@Sendable (ResponseStream) async -> Void)
     }
 

@@ -116,28 +116,21 @@ extension HTTPServer {
                          on connection: Connection) async -> AfterResponse {
         var head = response.head
         head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
+        let isHEAD = request.head.method == "HEAD"
         switch response.body {
         case .bytes(let body):
-            let wantsClose = head.headers["Connection"].map { $0.lowercased() == "close" } ?? false
-            let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
             // A HEAD answer may already carry the length the GET body would have.
-            let keepsLength = request.head.method == "HEAD" && head.headers.contains("Content-Length")
+            let keepsLength = isHEAD && head.headers.contains("Content-Length")
             if Self.mayHaveBody(head.status) && !keepsLength {
                 head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
             }
-            if !keepAlive {
-                head.headers.replaceOrAdd(name: "Connection", value: "close")
-            } else if request.head.version == .http10 {
-                head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
-            }
-            let sendBody = request.head.method != "HEAD" && Self.mayHaveBody(head.status)
-            do {
-                try await connection.write([head.bytes(version: .http11), sendBody ? body : []],
-                                           deadline: .now + configuration.writeTimeout)
-            } catch {
-                return .close
-            }
-            return keepAlive ? .keepAlive : .close
+            let sendBody = !isHEAD && Self.mayHaveBody(head.status)
+            return await writeComplete(head, body: sendBody ? body : [], for: request, on: connection) ? .keepAlive : .close
+        case .stream where isHEAD:
+            // The head a GET would get, framing included (a stream has no length
+            // to announce); the body is not run.
+            if request.head.version == .http11 { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
+            return await writeComplete(head, body: [], for: request, on: connection) ? .keepAlive : .close
         case .stream(let body):
             let chunked = request.head.version == .http11
             if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
@@ -151,9 +144,30 @@ extension HTTPServer {
         }
     }
 
+    /// Writes a response that ends with `body`; true when the connection may carry another request.
+    private func writeComplete(_ head: HTTPResponseHead, body: [UInt8], for request: HTTPRequest,
+                               on connection: Connection) async -> Bool {
+        var head = head
+        let wantsClose = head.headers["Connection"].map { $0.lowercased() == "close" } ?? false
+        let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
+        if !keepAlive {
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+        } else if request.head.version == .http10 {
+            head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+        }
+        do {
+            try await connection.write([head.bytes(version: .http11), body], deadline: .now + configuration.writeTimeout)
+        } catch {
+            return false
+        }
+        return keepAlive
+    }
+
     /// Answers a refused request and lets the caller close.
     private func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection) async {
-        var response = HTTPResponse.text(status, reason, headers: ["Connection": "close"])
+        var headers = configuration.refusalHeaders
+        headers.replaceOrAdd(name: "Connection", value: "close")
+        var response = HTTPResponse.text(status, reason, headers: headers)
         response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
         if case .bytes(let body) = response.body {
             response.head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")

@@ -142,7 +142,9 @@ public final class HTTPServer: Sendable {
     /// Answers `503` with `Retry-After` to a connection over the cap, then closes it.
     private func refuse(_ connection: Connection) async {
         defer { connection.close() }
-        var headers: HTTPHeaders = ["Retry-After": "\(configuration.retryAfterSeconds)", "Connection": "close"]
+        var headers = configuration.refusalHeaders
+        headers.add(name: "Retry-After", value: "\(configuration.retryAfterSeconds)")
+        headers.add(name: "Connection", value: "close")
         headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
         let body = Array("too many connections, retry later\n".utf8)
         headers.add(name: "Content-Length", value: "\(body.count)")

@@ -20,6 +20,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var writeTimeout: Duration = .seconds(30)
     /// `Retry-After` seconds on the over-capacity `503`.
     public var retryAfterSeconds = 1
+    /// Fields added to every answer the server gives on its own (a refused
+    /// request, `408`, the over-capacity `503`), e.g. the application's CORS
+    /// header, so a browser may read why it was refused.
+    public var refusalHeaders = HTTPHeaders()
 
     public init() {}
 }

@@ -16,18 +16,23 @@ struct PublishHandler: Sendable {
         }
         var event: String?
         if let query = request.head.query {
-            guard let items = PercentDecoding.queryItems(query) else {
+            guard PercentDecoding.queryItems(query) != nil else {
                 return error(.badRequest, "malformed query string")
             }
-            if let name = items.last(where: { $0.name == "event" })?.value {
-                switch EventName.validate(name) {
+            // EventName decodes escapes itself, exactly once as for topics, so it
+            // gets the raw value (`%2541` must stay `%41`, not become `A`).
+            if let name = Self.rawQueryValue("event", in: query) {
+                switch EventName.validate(String(name)) {
                 case .success(let valid): event = valid
                 case .failure(let failure): return error(.badRequest, failure.reason)
                 }
             }
         }
         if case .none = request.head.bodyFraming {
-            return error(.lengthRequired, "a publish needs a body with Content-Length or chunked encoding")
+            // The client may have sent a body we cannot delimit: close rather
+            // than read its bytes as the next request.
+            return error(.lengthRequired, "a publish needs a body with Content-Length or chunked encoding",
+                         extra: ["Connection": "close"])
         }
         guard let value = String(validating: request.body, as: UTF8.self) else {
             return error(.badRequest, "body is not valid UTF-8")
@@ -41,6 +46,20 @@ struct PublishHandler: Sendable {
         } catch {
             return self.error(.serviceUnavailable, "the gateway is shutting down")
         }
+    }
+
+    /// The raw, still percent-encoded value of the last `name` parameter of `query`
+    /// (empty for a bare `name`), or nil when there is none.
+    static func rawQueryValue(_ name: String, in query: String) -> Substring? {
+        var value: Substring?
+        for part in query.split(separator: "&") {
+            if part == name {
+                value = ""
+            } else if part.hasPrefix(name + "=") {
+                value = part.dropFirst(name.count + 1)
+            }
+        }
+        return value
     }
 
     private func error(_ status: HTTPStatus, _ reason: String, extra: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {

@@ -30,7 +30,9 @@ struct SubscribeHandler: Sendable {
 
     func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> HTTPResponse {
         if request.head.method == "HEAD" {
-            return HTTPResponse(status: .ok, headers: headers)
+            // The headers of the stream, without subscribing: the server sends
+            // only the head of a streaming answer to HEAD.
+            return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in })
         }
         let lastEventID = channel == .events ? Self.lastEventID(request.head.headers) : nil
         let subscription = await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)

@@ -35,6 +35,8 @@ final class Gateway: Sendable {
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.bodyTimeout = configuration.bodyTimeout
         serverConfiguration.maxConnections = configuration.maxConnections ?? Gateway.defaultMaxConnections(limit)
+        // A browser publishing cross-origin must be able to read a 413 or 400 from the HTTP layer too.
+        serverConfiguration.refusalHeaders = ["Access-Control-Allow-Origin": configuration.corsOrigin]
 
         let counters = ConnectionCounters()
         let cors = configuration.corsOrigin

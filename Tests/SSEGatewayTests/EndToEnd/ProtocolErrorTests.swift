@@ -1,0 +1,122 @@
+import Foundation
+import HTTPCore
+import StreamHub
+import Testing
+@testable import SSEGateway
+
+/// Requests the server can't trust, refused through the whole gateway over real
+/// sockets: a status, a one-line reason, a closed connection, nothing published.
+struct ProtocolErrorTests {
+    /// One untrustworthy request and the status it must get.
+    struct Refusal: Sendable, CustomTestStringConvertible {
+        let name: String
+        let request: String
+        let status: Int
+        var testDescription: String { name }
+    }
+
+    /// Limits small enough to pass with a short request.
+    static func limits(_ configuration: inout GatewayConfiguration) {
+        configuration.maxHeaderBytes = 1024
+        configuration.maxURIBytes = 256
+    }
+
+    static let post = "POST /events/p HTTP/1.1\r\nHost: x\r\n"
+
+    static let refusals: [Refusal] = [
+        Refusal(name: "malformed request line (two spaces)", request: "POST  /events/p HTTP/1.1\r\nContent-Length: 1\r\n\r\nx", status: 400),
+        Refusal(name: "malformed request line (no version)", request: "GET /events/p\r\n\r\n", status: 400),
+        Refusal(name: "malformed request line (garbage)", request: "HELLO\r\n\r\n", status: 400),
+        Refusal(name: "header without colon", request: post + "Content-Length 1\r\n\r\nx", status: 400),
+        Refusal(name: "space before colon", request: post + "Content-Length : 1\r\n\r\nx", status: 400),
+        Refusal(name: "obsolete line folding", request: post + "Content-Length: 1\r\n X-Folded: y\r\n\r\nx", status: 400),
+        Refusal(name: "headers over the limit", request: post + "X-Big: \(String(repeating: "b", count: 1100))\r\nContent-Length: 1\r\n\r\nx", status: 431),
+        Refusal(name: "many headers over the limit", request: post + String(repeating: "X-Many: 0123456789\r\n", count: 60) + "\r\n", status: 431),
+        Refusal(name: "URI too long", request: "POST /events/\(String(repeating: "u", count: 300)) HTTP/1.1\r\nContent-Length: 1\r\n\r\nx", status: 414),
+        Refusal(name: "Content-Length and Transfer-Encoding", request: post + "Content-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n", status: 400),
+        Refusal(name: "Transfer-Encoding and Content-Length", request: post + "Transfer-Encoding: chunked\r\nContent-Length: 6\r\n\r\n1\r\nx\r\n0\r\n\r\n", status: 400),
+        Refusal(name: "conflicting Content-Lengths", request: post + "Content-Length: 1\r\nContent-Length: 2\r\n\r\nxx", status: 400),
+        Refusal(name: "conflicting Content-Length list", request: post + "Content-Length: 1, 2\r\n\r\nxx", status: 400),
+        Refusal(name: "negative Content-Length", request: post + "Content-Length: -1\r\n\r\nx", status: 400),
+        Refusal(name: "unsupported Transfer-Encoding", request: post + "Transfer-Encoding: gzip\r\n\r\nx", status: 400),
+        Refusal(name: "HTTP/2.0", request: "POST /events/p HTTP/2.0\r\nContent-Length: 1\r\n\r\nx", status: 505),
+        Refusal(name: "HTTP/1.2", request: "GET /healthz HTTP/1.2\r\n\r\n", status: 505),
+        Refusal(name: "bare CR in a header", request: post + "X-A: 1\rContent-Length: 1\r\n\r\nx", status: 400),
+        Refusal(name: "bare CR ending the request line", request: "POST /events/p HTTP/1.1\rContent-Length: 1\r\n\r\nx", status: 400),
+        Refusal(name: "bad chunk size", request: post + "Transfer-Encoding: chunked\r\n\r\nzz\r\nx\r\n0\r\n\r\n", status: 400),
+    ]
+
+    /// A request the server can't trust gets its status, a one-line reason and a closed connection, and publishes nothing.
+    @Test(arguments: refusals)
+    func refusedAndClosed(_ refusal: Refusal) async throws {
+        try await withGateway(Self.limits) { gateway in
+            let stream = try await gateway.subscribe("/events/p")
+            defer { stream.close() }
+            let (response, closed) = try await gateway.exchange(refusal.request)
+            expectRefusal(response, refusal.status, refusal.name)
+            #expect(response.head.headers["Connection"]?.lowercased() == "close")
+            #expect(closed, "the connection stayed open")
+            #expect(try await gateway.publish("/events/p", "good") == 1)
+            try await gateway.expectFirstEvent(stream, id: "1", data: "good")
+        }
+    }
+
+    /// Requests just inside the configured header and URI limits are served (the limits are the configured ones).
+    @Test func requestsWithinTheLimitsAreServed() async throws {
+        try await withGateway(Self.limits) { gateway in
+            let target = "/events/" + String(repeating: "u", count: 200)
+            let head = "POST \(target) HTTP/1.1\r\nHost: x\r\nX-Pad: \(String(repeating: "p", count: 600))\r\n"
+                + "Content-Length: 2\r\nConnection: close\r\n\r\nok"
+            let (response, _) = try await gateway.exchange(head)
+            #expect(response.status == 200, "\(response.summary)")
+        }
+    }
+
+    /// Bare LF line endings are accepted as RFC 9112 allows: such requests are served and can publish.
+    @Test func bareLFIsAccepted() async throws {
+        try await withGateway { gateway in
+            let stream = try await gateway.subscribe("/events/lf")
+            defer { stream.close() }
+            let client = try await gateway.connect(sending:
+                "POST /events/lf HTTP/1.1\nHost: x\nContent-Length: 2\n\nhi"
+                + "GET /healthz HTTP/1.1\nHost: x\r\n\n")
+            defer { client.close() }
+            let publish = try await client.response(deadline: .now + patience)
+            #expect(publish.status == 200, "\(publish.summary)")
+            let health = try await client.response(deadline: .now + patience)
+            #expect(health.status == 200 && health.text.hasPrefix("ok"), "\(health.summary)")
+            try await gateway.expectFirstEvent(stream, id: "1", data: "hi")
+        }
+    }
+
+    /// An idle keep-alive connection is closed after the idle timeout, without a response.
+    @Test func idleKeepAliveConnectionIsClosed() async throws {
+        try await withGateway({ $0.idleTimeout = .seconds(1) }) { gateway in
+            let client = try await gateway.connect()
+            defer { client.close() }
+            try await client.request("GET", "/healthz")
+            #expect(try await client.response(deadline: .now + patience).status == 200)
+            let idleSince = ContinuousClock.now
+            #expect(await client.isClosedByServer(within: 10))
+            #expect(ContinuousClock.now - idleSince >= .milliseconds(500), "closed before the idle timeout")
+        }
+    }
+
+    /// A head not complete within the header timeout gets 408 and is closed, a silent connection is closed, and others are served meanwhile.
+    @Test func slowHeadersAreCutOff() async throws {
+        try await withGateway({ $0.headerTimeout = .seconds(1) }) { gateway in
+            let silent = try await gateway.connect()
+            defer { silent.close() }
+            let partial = try await gateway.connect(sending: "POST /events/slow HTTP/1.1\r\nHost: x\r\n")
+            defer { partial.close() }
+            let start = ContinuousClock.now
+            #expect(try await gateway.send("GET", "/healthz").status == 200)
+            let cut = try await partial.response(deadline: .now + patience)
+            expectRefusal(cut, 408, "slow head")
+            #expect(await partial.isClosedByServer())
+            #expect(await silent.isClosedByServer())
+            #expect(ContinuousClock.now - start >= .milliseconds(500), "cut before the header timeout")
+            #expect(try await gateway.publish("/events/slow", "v") == 1)
+        }
+    }
+}
