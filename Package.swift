@@ -5,6 +5,7 @@ let package = Package(
     name: "streams",
     products: [
         .executable(name: "sse-gateway", targets: ["SSEGateway"]),
+        .executable(name: "sse-load", targets: ["SSELoad"]),
     ],
     targets: [
         // C shim: epoll, eventfd and OpenSSL headers Glibc does not export.
@@ -21,9 +22,12 @@ let package = Package(
         .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub"]),
+        // The load tool: thousands of SSE subscribers and paced publishers in one process.
+        .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub"]),
         .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub"]),
+        .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "HTTPCore", "StreamHub", "SSEGateway"]),
     ],
     swiftLanguageModes: [.v6]
 )

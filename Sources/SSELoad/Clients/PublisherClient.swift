@@ -1,0 +1,64 @@
+/// One publisher, run as one task: a keep-alive connection on which it POSTs
+/// timestamped payloads to the topics in turn (publisher p's k-th publish goes
+/// to topic (p + k) % topics), paced by `Pacer`, one request in flight.
+/// A failed exchange closes the connection; the next publish opens another.
+struct PublisherClient: Sendable {
+    let index: Int
+    let plan: RunPlan
+    let stats: LoadStats
+
+    func run(pacer initial: Pacer, quota: Int?) async -> PublisherResult {
+        let configuration = plan.configuration
+        var pacer = initial
+        var result = PublisherResult(topics: configuration.topics)
+        var sequences = [UInt64](repeating: 0, count: configuration.topics)
+        var connection: PublishConnection?
+        defer { connection?.close() }
+        while quota.map({ result.attempted < $0 }) ?? true, !Task.isCancelled {
+            guard let due = pacer.next(now: .now) else { break }
+            if due > .now {
+                do { try await Task.sleep(until: due, clock: .continuous) } catch { break }
+            }
+            let topic = (index + result.attempted) % configuration.topics
+            sequences[topic] += 1
+            result.attempted += 1
+            let deadline = ContinuousClock.now + configuration.connectTimeout
+            do {
+                if connection == nil { connection = try await PublishConnection.open(plan.address, deadline: deadline) }
+                let sent = MonotonicClock.nanoseconds()
+                let body = Payload(publisher: index, sequence: sequences[topic], sentNanos: sent).encoded(size: configuration.size)
+                let reply = try await connection!.exchange(plan.publishRequest(topic: topic, body: body), deadline: deadline)
+                let ackedAt = MonotonicClock.nanoseconds()
+                if reply.closes {
+                    connection?.close()
+                    connection = nil
+                }
+                guard reply.status == 200, let parsed = PublishReply(body: reply.body) else {
+                    let line = reply.body.prefix(120).prefix { $0 != 0x0A && $0 != 0x0D }
+                    fail(&result, "publish: status \(reply.status): \(String(decoding: line, as: UTF8.self))")
+                    continue
+                }
+                result.acked += 1
+                result.expected += parsed.subscribers
+                result.ackLatency.record(ackedAt - sent)
+                result.note(TopicLatest(id: parsed.numericID, tag: Payload(publisher: index, sequence: sequences[topic],
+                                                                           sentNanos: sent).tag, ackedAt: ackedAt), topic: topic)
+                stats.acked.add(1, ordering: .relaxed)
+            } catch {
+                connection?.close()
+                connection = nil
+                fail(&result, "publish: \(SubscriberClient.describe(error))")
+                // A server that refuses connections must not turn this loop into a spin.
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        result.finishedAt = MonotonicClock.nanoseconds()
+        return result
+    }
+
+    private func fail(_ result: inout PublisherResult, _ reason: String) {
+        result.failed += 1
+        if result.firstError == nil { result.firstError = reason }
+        stats.noteError(reason)
+    }
+}

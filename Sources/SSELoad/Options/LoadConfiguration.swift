@@ -1,0 +1,78 @@
+import StreamHub
+
+/// Everything one load run is told, already validated.
+///
+/// A value of this type promises that every field is within the range the
+/// command line accepts (see `LoadCommandLine`); `LoadConfiguration()` holds
+/// the documented defaults, and `--help` prints them from this same value.
+struct LoadConfiguration: Sendable, Equatable {
+    /// Where the gateway listens (plain HTTP only, for now).
+    var target = LoadTarget(host: "127.0.0.1", port: 8080, basePath: "")
+    /// SSE connections to hold, at most `maxSubscribers`.
+    var subscribers = 1000
+    /// Topics the subscribers are spread over (subscriber j is on topic j % topics).
+    var topics = 10
+    /// Which channel is subscribed to and published on.
+    var channel = Channel.events
+    /// Keep-alive publishing connections (0 holds the subscribers idle for the duration).
+    var publishers = 4
+    /// Publishes per second across all publishers; 0 publishes as fast as acks return.
+    var rate: Double = 200
+    /// Payload bytes of each publish (the header is never cut, so small sizes may grow).
+    var size = 128
+    /// Total publishes after which publishing stops early; nil means "until the duration ends".
+    var publishLimit: Int? = nil
+    /// How long publishers publish (or, with no publishers, how long subscribers are held).
+    var duration: Duration = .seconds(10)
+    /// Time over which the subscribers' connects are spread evenly.
+    var ramp: Duration = .seconds(2)
+    /// Time one subscriber has to connect and receive its response head.
+    var connectTimeout: Duration = .seconds(10)
+    /// Longest wait after publishing for deliveries still in flight (ends early once all arrived).
+    var settle: Duration = .seconds(2)
+    /// Topics are named `<topicPrefix>/<i>`.
+    var topicPrefix = "load"
+    /// One JSON line instead of the human summary.
+    var json = false
+
+    /// The most subscribers one process may hold: the process has at most
+    /// 20,000 descriptors, and publishers, the event loop and the runtime need some.
+    static let maxSubscribers = 19_000
+    /// The most publishers (their index is packed in 16 bits of a delivery tag).
+    static let maxPublishers = 256
+
+    /// The topic name of topic `index`.
+    func topicName(_ index: Int) -> String { "\(topicPrefix)/\(index)" }
+
+    /// The topic subscriber `index` subscribes to.
+    func topic(ofSubscriber index: Int) -> Int { index % topics }
+
+    /// How many publishes publisher `index` makes at most (its share of `publishLimit`).
+    func quota(ofPublisher index: Int) -> Int? {
+        guard let limit = publishLimit, publishers > 0 else { return nil }
+        return limit / publishers + (index < limit % publishers ? 1 : 0)
+    }
+}
+
+/// A parsed `http://host[:port][/base]` URL: where to connect and what to put
+/// before `/<channel>/<topic>` in request targets.
+struct LoadTarget: Sendable, Equatable, CustomStringConvertible {
+    /// Host name or numeric address, without IPv6 brackets.
+    var host: String
+    var port: Int
+    /// Path prefix without a trailing slash ("" or e.g. "/sse").
+    var basePath: String
+
+    /// The `Host` header's value.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == 80 ? name : "\(name):\(port)"
+    }
+
+    /// The request target for a channel and topic.
+    func path(_ channel: Channel, _ topic: String) -> String {
+        "\(basePath)/\(channel.rawValue)/\(topic)"
+    }
+
+    var description: String { "http://\(hostHeader)\(basePath)" }
+}

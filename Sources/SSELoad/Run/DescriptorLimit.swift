@@ -1,0 +1,24 @@
+import Glibc
+
+/// The process's open-descriptor limit, which caps how many connections one
+/// run can hold.
+enum DescriptorLimit {
+    /// Raises the soft `RLIMIT_NOFILE` to the hard limit (as the gateway does)
+    /// and returns the soft limit then in force.
+    static func raise() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+
+    /// Descriptors a run needs: one per connection plus a reserve for the
+    /// event loop, standard streams and the runtime.
+    static func needed(for configuration: LoadConfiguration) -> UInt64 {
+        UInt64(configuration.subscribers + configuration.publishers + 64)
+    }
+}

@@ -1,0 +1,127 @@
+import HTTPCore
+import StreamHub
+import Testing
+@testable import SSEGateway
+@testable import SSELoad
+
+/// The load engine against a gateway running in the test process, over real sockets.
+struct EndToEndTests {
+    /// 50 subscribers on one topic and 40 publishes give exactly 50 × 40 deliveries, none lost, doubled or reordered.
+    @Test func everyPublishReachesEverySubscriberExactlyOnce() async throws {
+        try await withGateway { port in
+            let configuration = quickConfiguration(port: port) {
+                $0.subscribers = 50
+                $0.topics = 1
+                $0.publishers = 4
+                $0.rate = 0
+                $0.publishLimit = 40
+                $0.topicPrefix = "e2e/exact"
+            }
+            let report = try await LoadRun(configuration: configuration).run()
+            #expect(report.connectionsEstablished == 50)
+            #expect(report.connectionsFailed == 0)
+            #expect(report.publishesAttempted == 40)
+            #expect(report.publishesAcked == 40)
+            #expect(report.publishesFailed == 0)
+            #expect(report.expectedDeliveries == 50 * 40)
+            #expect(report.eventsReceived == 50 * 40)
+            #expect(report.loss == 0)
+            #expect(report.duplicates == 0)
+            #expect(report.outOfOrder == 0)
+            #expect(report.unrecognizedEvents == 0)
+            #expect(report.endedEarly == 0)
+            #expect(report.notOnLatest == 0)
+            #expect(report.latency.count == 50 * 40)
+            #expect(report.firstError == nil)
+        }
+    }
+
+    /// Subscribers spread over topics get only their topic's publishes: 60 subscribers, 3 topics, 30 publishes give 600.
+    @Test func deliveriesFollowTopics() async throws {
+        try await withGateway { port in
+            let configuration = quickConfiguration(port: port) {
+                $0.subscribers = 60
+                $0.topics = 3
+                $0.publishers = 2
+                $0.rate = 300
+                $0.publishLimit = 30
+                $0.ramp = .milliseconds(200)
+                $0.topicPrefix = "e2e/topics"
+            }
+            let report = try await LoadRun(configuration: configuration).run()
+            #expect(report.publishesAcked == 30)
+            #expect(report.expectedDeliveries == 600)
+            #expect(report.eventsReceived == 600)
+            #expect(report.loss == 0)
+            #expect(report.duplicates == 0 && report.outOfOrder == 0)
+        }
+    }
+
+    /// On /state every subscriber ends on its topic's newest value, values never go backwards, and loss is not counted.
+    @Test func stateSubscribersEndOnTheNewestValue() async throws {
+        try await withGateway { port in
+            let configuration = quickConfiguration(port: port) {
+                $0.channel = .state
+                $0.subscribers = 20
+                $0.topics = 2
+                $0.publishers = 2
+                $0.rate = 0
+                $0.publishLimit = 200
+                $0.topicPrefix = "e2e/state"
+            }
+            let report = try await LoadRun(configuration: configuration).run()
+            #expect(report.publishesAcked == 200)
+            #expect(report.notOnLatest == 0)
+            #expect(report.outOfOrder == 0)
+            #expect(report.duplicates == 0)
+            #expect(report.loss == nil)
+            #expect(report.eventsReceived > 0 && report.eventsReceived <= report.expectedDeliveries)
+            #expect(report.jsonLine.contains("\"loss\":null"))
+        }
+    }
+
+    /// Streams the server ends while the run goes on are reported as early disconnects.
+    @Test func streamsEndingDuringTheRunAreCounted() async throws {
+        let gateway = try startedGateway()
+        let running = Task { await gateway.run(handlingSignals: false) }
+        let load = quickConfiguration(port: gateway.port) {
+            $0.subscribers = 10
+            $0.topics = 1
+            $0.publishers = 0
+            $0.duration = .seconds(1)
+            $0.topicPrefix = "e2e/ended"
+        }
+        let engine = try LoadRun(configuration: load)
+        async let report = engine.run()
+        try await Task.sleep(for: .milliseconds(400))
+        gateway.stop()
+        let finished = await report
+        await running.value
+        #expect(finished.connectionsEstablished == 10)
+        #expect(finished.endedEarly == 10)
+        #expect(finished.jsonLine.contains("\"slow_subscriber_disconnects\":10"))
+    }
+
+    /// Nothing listening: every subscriber is a failed connection and every publish a failed publish, and the run still ends.
+    @Test func refusedConnectionsAreCountedAsFailures() async throws {
+        // Run a gateway on an ephemeral port and stop it, so nothing listens there.
+        let gateway = try startedGateway()
+        let running = Task { await gateway.run(handlingSignals: false) }
+        let port = gateway.port
+        gateway.stop()
+        await running.value
+        let configuration = quickConfiguration(port: port) {
+            $0.subscribers = 5
+            $0.publishers = 1
+            $0.rate = 0
+            $0.publishLimit = 3
+            $0.settle = .zero
+        }
+        let report = try await LoadRun(configuration: configuration).run()
+        #expect(report.connectionsEstablished == 0)
+        #expect(report.connectionsFailed == 5)
+        #expect(report.publishesAcked == 0)
+        #expect(report.publishesFailed == 3)
+        #expect(report.firstError != nil)
+    }
+}
