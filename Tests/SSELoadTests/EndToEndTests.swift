@@ -5,7 +5,8 @@ import Testing
 @testable import SSELoad
 
 /// The load engine against a gateway running in the test process, over real sockets.
-struct EndToEndTests {
+/// One at a time: each holds tens of connections on a shared 2-core machine.
+@Suite(.serialized) struct EndToEndTests {
     /// 50 subscribers on one topic and 40 publishes give exactly 50 × 40 deliveries, none lost, doubled or reordered.
     @Test func everyPublishReachesEverySubscriberExactlyOnce() async throws {
         try await withGateway { port in
@@ -88,12 +89,13 @@ struct EndToEndTests {
             $0.subscribers = 10
             $0.topics = 1
             $0.publishers = 0
-            $0.duration = .seconds(1)
+            $0.duration = .seconds(30)  // ends early: the streams end, then the hold is cut short below
             $0.topicPrefix = "e2e/ended"
         }
         let engine = try LoadRun(configuration: load)
         async let report = engine.run()
-        try await Task.sleep(for: .milliseconds(400))
+        // Stop the gateway once every subscriber is registered (however slow the machine is).
+        while gateway.hub.counters.subscribers(.events) < 10 { try await Task.sleep(for: .milliseconds(10)) }
         gateway.stop()
         let finished = await report
         await running.value

@@ -31,9 +31,11 @@ func quickConfiguration(port: Int, _ change: (inout LoadConfiguration) -> Void =
     var configuration = LoadConfiguration()
     configuration.target = LoadTarget(host: "127.0.0.1", port: port, basePath: "")
     configuration.ramp = .zero
-    configuration.settle = .seconds(3)
-    configuration.duration = .seconds(10)
-    configuration.connectTimeout = .seconds(5)
+    // Generous bounds that cost nothing when things go well: settling ends as
+    // soon as everything arrived, publishing at the publish limit.
+    configuration.settle = .seconds(10)
+    configuration.duration = .seconds(20)
+    configuration.connectTimeout = .seconds(10)
     change(&configuration)
     return configuration
 }

@@ -34,6 +34,9 @@ final class LoadStats: Sendable {
         latencyShards = (0..<Self.shardCount).map { _ in HistogramBox() }
     }
 
+    /// Subscribers connected whose stream has not ended.
+    var streaming: Int { connected.load(ordering: .relaxed) - endedEarly.load(ordering: .relaxed) }
+
     /// Adds a subscriber's batch and empties it for the next read.
     func commit(_ batch: inout DeliveryBatch, subscriber: Int, at now: UInt64) {
         guard !batch.isEmpty else { return }

@@ -34,10 +34,16 @@ struct SequenceTracker: Sendable {
         guard publisher >= 0, publisher < highest.count, sequence < UInt64.max else { return .unrecognized }
         let next = sequence + 1
         let top = highest[publisher]
-        if top == 0 || next > top {
-            let shift = top == 0 ? 65 : next - top
-            let moved: UInt64 = shift > 64 ? 0 : shift == 64 ? 0 : window[publisher] << shift
-            window[publisher] = top == 0 ? 0 : moved | (shift <= 64 ? UInt64(1) << (shift - 1) : 0)
+        if top == 0 {
+            highest[publisher] = next
+            window[publisher] = 0
+            return .fresh
+        }
+        if next > top {
+            // The old highest becomes bit shift - 1; bits pushed past bit 63 are forgotten.
+            let shift = next - top
+            let kept = shift >= 64 ? 0 : window[publisher] << shift
+            window[publisher] = shift > 64 ? 0 : kept | UInt64(1) << (shift - 1)
             highest[publisher] = next
             return .fresh
         }

@@ -35,6 +35,9 @@ struct LoadReport: Sendable {
     /// From the start of publishing to the last delivery.
     var deliverySeconds: Double
     var elapsedSeconds: Double
+    /// CPU time (user + system) this process used: near `elapsedSeconds` × cores
+    /// means the load tool, not the server, was the bottleneck.
+    var loadCPUSeconds: Double
     var firstError: String?
 
     init(configuration: LoadConfiguration, stats: LoadStats, published: PublisherResult,
@@ -61,6 +64,7 @@ struct LoadReport: Sendable {
         latency = stats.latencies()
         deliverySeconds = seconds(timeline.publishStartNanos, stats.lastDeliveryNanos.load(ordering: .relaxed))
         elapsedSeconds = seconds(timeline.startNanos, timeline.endNanos)
+        loadCPUSeconds = ProcessCPU.seconds()
         firstError = stats.error ?? published.firstError
     }
 

@@ -47,6 +47,7 @@ extension LoadReport {
         json.add("slow_subscriber_disconnects", .int(endedEarly))
         json.add("not_on_latest", .int(notOnLatest))
         json.add("elapsed_s", .double(elapsedSeconds))
+        json.add("load_cpu_s", .double(loadCPUSeconds))
         json.add("error", firstError.map(JSONLine.Value.string) ?? .null)
         return json.text
     }

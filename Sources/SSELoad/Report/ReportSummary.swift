@@ -4,8 +4,9 @@ extension LoadReport {
         let c = configuration
         let rate = c.rate > 0 ? "\(Self.number(c.rate))/s" : "full speed"
         var lines = [
-            "sse-load \(c.target) — \(c.subscribers) subscribers on \(c.topics) topics (/\(c.channel.rawValue)), "
-                + "\(c.publishers) publishers at \(rate), \(c.size)-byte payloads, \(DurationText.text(c.duration))",
+            "sse-load \(c.target) — \(Self.count(c.subscribers, "subscriber")) on \(Self.count(c.topics, "topic")) "
+                + "(/\(c.channel.rawValue)), \(Self.count(c.publishers, "publisher")) at \(rate), "
+                + "\(c.size)-byte payloads, \(DurationText.text(c.duration))",
         ]
         var connect = "\(connectionsEstablished) established, \(connectionsFailed) failed"
         if let connectSeconds { connect += ", last after \(Self.number(connectSeconds)) s" }
@@ -38,8 +39,12 @@ extension LoadReport {
         lines.append(Self.row("disconnects", "\(endedEarly) streams ended early; "
             + "\(notOnLatest) subscribers not on their topic's newest value"))
         if let firstError { lines.append(Self.row("first error", firstError)) }
-        lines.append(Self.row("elapsed", "\(Self.number(elapsedSeconds)) s"))
+        lines.append(Self.row("elapsed", "\(Self.number(elapsedSeconds)) s; sse-load used \(Self.number(loadCPUSeconds)) s of CPU"))
         return lines.joined(separator: "\n")
+    }
+
+    private static func count(_ value: Int, _ noun: String) -> String {
+        "\(value) \(noun)\(value == 1 ? "" : "s")"
     }
 
     private static func row(_ label: String, _ text: String) -> String {

@@ -4,7 +4,8 @@
 ///    ends when every subscriber has its head or has failed (each within the
 ///    connect timeout), so every publish finds its subscribers in place;
 /// 2. publish: the publishers run for the duration (or up to `--publishes`);
-///    with no publishers the subscribers are held for the duration instead;
+///    with no publishers the subscribers are held for the duration instead
+///    (or until every stream has ended);
 /// 3. settle: wait, at most `settle`, until every streaming subscriber has
 ///    its topic's newest publish (and, on `/events`, every owed delivery came);
 /// 4. stop: mark the run as stopping, cancel the subscriber tasks (each closes
@@ -66,7 +67,10 @@ struct LoadRun: Sendable {
         let start = ContinuousClock.now
         let end = start + configuration.duration
         guard configuration.publishers > 0 else {
-            try? await Task.sleep(until: end, clock: .continuous)
+            // Hold the subscribers, unless none is left to hold.
+            while ContinuousClock.now < end && stats.streaming > 0 {
+                try? await Task.sleep(for: min(.milliseconds(50), end - ContinuousClock.now))
+            }
             return PublisherResult(topics: configuration.topics)
         }
         return await withTaskGroup(of: PublisherResult.self, returning: PublisherResult.self) { group in
