@@ -59,6 +59,17 @@ public struct SSEParser: Sendable {
 
     /// Consumes `bytes`; returns the events they complete, in order.
     public mutating func feed(_ bytes: some Sequence<UInt8>) throws(SSEParserError) -> [SSEEvent] {
+        try parse(bytes)
+    }
+
+    /// The same for a byte array: a concrete entry point, so callers in other
+    /// modules (the load tool) run a loop specialized here instead of a
+    /// generic call per byte.
+    public mutating func feed(_ bytes: [UInt8]) throws(SSEParserError) -> [SSEEvent] {
+        try parse(bytes)
+    }
+
+    private mutating func parse(_ bytes: some Sequence<UInt8>) throws(SSEParserError) -> [SSEEvent] {
         var events: [SSEEvent] = []
         for byte in bytes {
             if let matched = bomMatched {
