@@ -1,3 +1,4 @@
+import CStreamsSSL
 import Glibc
 import Synchronization
 
