@@ -14,7 +14,7 @@ do {
 
 switch outcome {
 case .help(let text):
-    print(text)
+    print(text, terminator: "")
     exit(0)
 case .version(let text):
     print(text)
@@ -24,7 +24,7 @@ case .run(let configuration):
     do {
         gateway = try Gateway(configuration: configuration)
     } catch {
-        Log.error("cannot start: \(error)")
+        Log.error("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         exit(1)
     }
     await gateway.run()

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// An HTTP/1.1 server on the event loop. Each accepted connection runs as a
@@ -63,18 +64,38 @@ public final class HTTPServer: Sendable {
             return true
         }
         guard started else { return }
+        let reserveStart = Self.reserveStart(limit: Self.descriptorLimit.soft)
         await withDiscardingTaskGroup { group in
-            var backoff = Duration.milliseconds(10)
+            var backoff = Self.firstBackoff
+            // Set when the last accepted descriptor reached the reserve: then
+            // every accept first checks that a descriptor below it is free.
+            var nearLimit = false
             while !Task.isCancelled {
+                if nearLimit {
+                    if isShuttingDown { break }  // accept would say so; it is not called here
+                    nearLimit = Self.lowestFreeDescriptor().map { $0 >= reserveStart } ?? true
+                    if nearLimit {
+                        // As out of descriptors: the client waits in the backlog.
+                        counters.acceptBackoffs.add(1, ordering: .relaxed)
+                        if backoff == Self.firstBackoff {
+                            onAcceptError(SystemError(call: "descriptor reserve (\(Self.descriptorReserve)) reached", errno: EMFILE))
+                        }
+                        try? await Task.sleep(for: backoff)
+                        backoff = min(backoff * 2, .seconds(1))
+                        continue
+                    }
+                }
                 let connection: Connection
                 do {
                     connection = try await listener.accept(counters: counters)
-                    backoff = .milliseconds(10)
+                    backoff = Self.firstBackoff
+                    nearLimit = connection.fd >= reserveStart
                 } catch let error as SystemError where error.isResourceExhaustion {
                     // Out of descriptors: the pending connection waits in the
                     // backlog; keep serving the open ones and try again later.
+                    // Logged once per run of back-offs, not once per retry.
                     counters.acceptBackoffs.add(1, ordering: .relaxed)
-                    onAcceptError(error)
+                    if backoff == Self.firstBackoff { onAcceptError(error) }
                     try? await Task.sleep(for: backoff)
                     backoff = min(backoff * 2, .seconds(1))
                     continue
@@ -93,6 +114,29 @@ public final class HTTPServer: Sendable {
             listener.close()
         }
         state.withLock { $0.lifecycle = .stopped }
+    }
+
+    /// The first pause after running out of descriptors; it doubles up to 1 s.
+    static let firstBackoff = Duration.milliseconds(10)
+
+    /// Descriptors the accept loop leaves free for everything else (a quarter
+    /// of a tiny limit). The process must never run out: besides static files,
+    /// libdispatch opens `/proc/<tid>/stat` once a second while work is queued
+    /// and traps (killing the process) when that `open` fails with `EMFILE`.
+    static let descriptorReserve = 32
+
+    /// The first descriptor number of the reserve under `limit`.
+    static func reserveStart(limit: UInt64) -> Int32 {
+        let limit = Int64(clamping: limit)
+        return Int32(clamping: limit - min(Int64(descriptorReserve), limit / 4))
+    }
+
+    /// The number the next new descriptor would get (the lowest free one), nil
+    /// if none is free; probed with a throwaway eventfd.
+    private static func lowestFreeDescriptor() -> Int32? {
+        guard let probe = try? Syscall.eventFD() else { return nil }
+        Syscall.close(probe)
+        return probe
     }
 
     /// Stops accepting and closes idle connections. Harmless to call twice.

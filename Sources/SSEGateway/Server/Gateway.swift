@@ -7,13 +7,17 @@ import StreamHub
 /// topic sweeping, and the signal handling that shuts it all down cleanly.
 ///
 /// Lifecycle: `init` binds (so a taken port fails before anything starts);
-/// `run()` serves until `SIGTERM`/`SIGINT` (or `stop()`), then stops
-/// accepting, finishes every stream through the hub, waits up to the grace
-/// period for connections to end, cancels what remains, and returns.
+/// `run()` installs the signal handlers, then logs the start line (so once
+/// that line is out, SIGTERM/SIGINT always mean a graceful stop), serves until
+/// `SIGTERM`/`SIGINT` (or `stop()`), then stops accepting, finishes every
+/// stream through the hub, waits up to the grace period for connections to
+/// end, cancels what remains, and returns.
 final class Gateway: Sendable {
     let configuration: GatewayConfiguration
     let hub: Hub
     let server: HTTPServer
+    /// The open-descriptor limit in force, for the start line.
+    private let descriptorLimit: UInt64
     private let stopRequests: AsyncStream<String>
     private let stopContinuation: AsyncStream<String>.Continuation
 
@@ -27,6 +31,7 @@ final class Gateway: Sendable {
         self.hub = hub
 
         let limit = Gateway.raiseDescriptorLimit()
+        descriptorLimit = limit
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
@@ -57,8 +62,6 @@ final class Gateway: Sendable {
                                     return response
                                 })
         (stopRequests, stopContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
-        Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory); "
-            + "max connections \(serverConfiguration.maxConnections), open-file limit \(limit)")
     }
 
     /// The bound port.
@@ -76,6 +79,8 @@ final class Gateway: Sendable {
             stopContinuation.yield(name)
         } : nil
         defer { signals?.cancel() }
+        Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory); "
+            + "max connections \(server.configuration.maxConnections), open-file limit \(descriptorLimit)")
         let grace = configuration.shutdownGrace
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.server.run() }
@@ -125,24 +130,67 @@ final class Gateway: Sendable {
     }
 }
 
+/// The pipe the C signal handler writes signal numbers to (the self-pipe
+/// trick). Process-wide, created before any handler is installed, and never
+/// closed: a handler may run at any moment, and must not write to a
+/// descriptor number that was closed and reused.
+private let signalPipe: (read: Int32, write: Int32) = {
+    var ends: [Int32] = [-1, -1]
+    guard pipe(&ends) == 0 else { fatalError("pipe for signal delivery failed: errno \(errno)") }
+    for end in ends {
+        // Non-blocking: a handler never blocks on a full pipe, the reader never waits.
+        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+    }
+    return (ends[0], ends[1])
+}()
+
 /// Delivers POSIX signals as calls on a dispatch queue, never in a signal handler.
 /// Owned by `Gateway.run()` and used only there.
+///
+/// The handler is installed synchronously with `signal()` and only writes the
+/// signal's number to `signalPipe`; a dispatch read source turns bytes into
+/// calls. So from the moment `init` returns no signal is lost or fatal, even
+/// one that arrives before the read source is registered (the byte waits in
+/// the pipe). Dispatch signal sources were not: they set up their handler
+/// asynchronously, and `SIG_IGN` in the meantime dropped the signal.
 final class SignalWatcher {
-    private let sources: [any DispatchSourceSignal]
+    private let source: any DispatchSourceRead
 
     init(signals: [Int32], handler: @escaping @Sendable (String) -> Void) {
+        let pipe = signalPipe
         let queue = DispatchQueue(label: "sse-gateway.signals")
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            let name = number == SIGTERM ? "SIGTERM" : number == SIGINT ? "SIGINT" : "signal \(number)"
-            source.setEventHandler { handler(name) }
-            source.resume()
-            return source
+        source = DispatchSource.makeReadSource(fileDescriptor: pipe.read, queue: queue)
+        source.setEventHandler {
+            var number: UInt8 = 0
+            while read(pipe.read, &number, 1) == 1 {
+                handler(SignalWatcher.name(of: Int32(number)))
+            }
+        }
+        source.resume()
+        for number in signals {
+            signal(number) { number in
+                // Async-signal-safe only: write(2), and errno restored.
+                let saved = errno
+                var byte = UInt8(truncatingIfNeeded: number)
+                _ = write(signalPipe.write, &byte, 1)
+                errno = saved
+            }
         }
     }
 
+    /// Stops delivering calls. The handlers stay installed (a late signal is
+    /// then a no-op byte in the pipe), so a signal during the last steps of a
+    /// shutdown cannot kill the process with a non-zero status.
     func cancel() {
-        for source in sources { source.cancel() }
+        source.cancel()
+    }
+
+    private static func name(of number: Int32) -> String {
+        switch number {
+        case SIGTERM: return "SIGTERM"
+        case SIGINT: return "SIGINT"
+        default: return "signal \(number)"
+        }
     }
 }
