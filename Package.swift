@@ -24,9 +24,13 @@ let package = Package(
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
         .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub"]),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        // For tests: throwaway certificates (made with the openssl command at run
+        // time), the plain/TLS `Transport` that parameterizes tests, children
+        // spawned safely, and large payloads built without holding a cooperative thread.
+        .target(name: "TestSupport", dependencies: ["HTTPCore", "CStreamsSSL"], path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub"]),
-        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub"]),
+        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "TestSupport"]),
         .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "HTTPCore", "StreamHub", "SSEGateway"]),
     ],
     swiftLanguageModes: [.v6]

@@ -8,9 +8,13 @@ gateway's VmRSS from /proc before and after. Kinds:
   state   SSE subscribers of /state/<topic> (100 topics)
 
   python3 bench/idle_memory.py --kind events --count 10000
+  python3 bench/idle_memory.py --kind events --count 2000 --tls
+With --tls the gateway serves HTTPS with a throwaway EC P-256 certificate made
+by the openssl command in a temporary directory, and every connection completes
+its TLS handshake (Python's ssl module, verifying the certificate) first.
 Only 127.0.0.1 is contacted; every wait is bounded.
 """
-import argparse, os, resource, selectors, socket, subprocess, sys, time
+import argparse, os, resource, selectors, socket, ssl, subprocess, sys, tempfile, time
 
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
@@ -19,8 +23,17 @@ def rss_kib(pid):
                 return int(line.split()[1])
     raise RuntimeError("no VmRSS")
 
-def start_gateway(binary):
-    proc = subprocess.Popen([binary, "--port", "0", "--heartbeat", "1h"], stderr=subprocess.PIPE, text=True)
+def make_certificate(directory):
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-days", "1", "-keyout", key, "-out", cert, "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return cert, key
+
+def start_gateway(binary, tls_files=None):
+    tls_args = ["--tls-cert", tls_files[0], "--tls-key", tls_files[1]] if tls_files else []
+    proc = subprocess.Popen([binary, "--port", "0", "--heartbeat", "1h"] + tls_args, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 10
     while time.time() < deadline:
         line = proc.stderr.readline()
@@ -30,10 +43,12 @@ def start_gateway(binary):
     proc.kill()
     raise RuntimeError("gateway did not start")
 
-def open_connections(port, kind, count):
+def open_connections(port, kind, count, tls=None):
     socks = []
     for i in range(count):
         s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        if tls:
+            s = tls.wrap_socket(s, server_hostname="localhost")  # handshake completes here
         if kind != "http":
             s.sendall(f"GET /{kind}/idle/{i % 100} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
         socks.append(s)
@@ -53,26 +68,32 @@ def main():
     ap.add_argument("--kind", choices=["http", "events", "state"], default="events")
     ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--binary", default=".build/release/sse-gateway")
+    ap.add_argument("--tls", action="store_true", help="serve and connect over TLS")
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    proc, port = start_gateway(args.binary)
+    directory = tempfile.TemporaryDirectory()
+    tls_files = make_certificate(directory.name) if args.tls else None
+    tls = ssl.create_default_context(cafile=tls_files[0]) if args.tls else None
+    proc, port = start_gateway(args.binary, tls_files)
     try:
         # Warm up: one connection of the kind, so one-time allocations are not counted.
-        warm = open_connections(port, args.kind, 50)
+        warm = open_connections(port, args.kind, 50, tls)
         time.sleep(0.5)
         before = rss_kib(proc.pid)
-        socks = open_connections(port, args.kind, args.count)
+        socks = open_connections(port, args.kind, args.count, tls)
         time.sleep(1.0)
         after = rss_kib(proc.pid)
         per = (after - before) * 1024 / args.count
-        print(f"kind={args.kind} connections={args.count} rss_before_kib={before} rss_after_kib={after} "
+        print(f"kind={args.kind} tls={'yes' if args.tls else 'no'} connections={args.count} "
+              f"rss_before_kib={before} rss_after_kib={after} "
               f"bytes_per_connection={per:.0f}")
         for s in socks + warm:
             s.close()
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+        directory.cleanup()
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,8 @@
 #include <sys/uio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <spawn.h>
+#include <unistd.h>
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 
@@ -18,6 +20,14 @@
 /// exactly as glibc declares it, and wrapped so callers pass only flags.
 extern int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 static inline int cstreams_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+
+/// Two more GNU extensions Glibc's Swift module hides, declared exactly as
+/// glibc declares them: how the tests start children that inherit no
+/// descriptor (close everything from 3 up in the child; pipes born close-on-exec).
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int cstreams_spawn_close_from(posix_spawn_file_actions_t *actions, int from) { return posix_spawn_file_actions_addclosefrom_np(actions, from); }
+extern int pipe2(int fds[2], int flags);
+static inline int cstreams_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 
 /// epoll_event is packed on x86_64; Swift imports it, but building one field by
 /// field through these helpers keeps the packing rules in C.
@@ -33,5 +43,95 @@ static inline uint64_t cstreams_epoll_event_data(const struct epoll_event *event
 static inline uint32_t cstreams_epoll_event_events(const struct epoll_event *events, int index) { return events[index].events; }
 static inline struct epoll_event *cstreams_epoll_events_allocate(int count) { return (struct epoll_event *)calloc((size_t)count, sizeof(struct epoll_event)); }
 static inline void cstreams_epoll_events_free(struct epoll_event *events) { free(events); }
+
+// MARK: OpenSSL: macros and callbacks as functions Swift can call.
+
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <string.h>
+#include <time.h>
+
+/// SSL_OP_* are built by a function-like macro Swift cannot import.
+static const uint64_t cstreams_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
+static const uint64_t cstreams_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
+static const uint64_t cstreams_SSL_OP_CIPHER_SERVER_PREFERENCE = SSL_OP_CIPHER_SERVER_PREFERENCE;
+
+static inline long cstreams_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+static inline int cstreams_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) { return (int)SSL_CTX_set_min_proto_version(ctx, version); }
+static inline long cstreams_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_session_cache_mode(ctx, mode); }
+static inline int cstreams_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+static inline int cstreams_ERR_GET_LIB(unsigned long code) { return ERR_GET_LIB(code); }
+static inline int cstreams_ERR_GET_REASON(unsigned long code) { return ERR_GET_REASON(code); }
+static inline void cstreams_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
+
+/// Server-side ALPN: choose "http/1.1" when the client offers it; otherwise
+/// go on without ALPN (the client decides whether that is acceptable).
+static inline int cstreams_alpn_select_http11(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                              const unsigned char *in, unsigned int inlen, void *arg) {
+    (void)ssl; (void)arg;
+    static const unsigned char http11[] = "\x08http/1.1";
+    unsigned char *selected = NULL;
+    if (SSL_select_next_proto(&selected, outlen, http11, sizeof(http11) - 1, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
+        return SSL_TLSEXT_ERR_NOACK;
+    }
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+}
+static inline void cstreams_SSL_CTX_select_alpn_http11(SSL_CTX *ctx) { SSL_CTX_set_alpn_select_cb(ctx, cstreams_alpn_select_http11, NULL); }
+/// Client-side ALPN offer of "http/1.1"; 0 on success (as SSL_set_alpn_protos).
+static inline int cstreams_SSL_offer_alpn_http11(SSL *ssl) {
+    static const unsigned char http11[] = "\x08http/1.1";
+    return SSL_set_alpn_protos(ssl, http11, sizeof(http11) - 1);
+}
+
+/// A passphrase callback that refuses: an encrypted key fails to load instead
+/// of OpenSSL prompting on the terminal of a server.
+static inline int cstreams_no_passphrase(char *buf, int size, int rwflag, void *u) {
+    (void)buf; (void)size; (void)rwflag; (void)u;
+    return -1;
+}
+/// The first private key of a PEM file, or NULL (details on the error queue).
+static inline EVP_PKEY *cstreams_read_private_key(const char *path) {
+    BIO *bio = BIO_new_file(path, "r");
+    if (bio == NULL) return NULL;
+    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, cstreams_no_passphrase, NULL);
+    BIO_free(bio);
+    return key;
+}
+/// Applies cstreams_no_passphrase to every PEM read of the context.
+static inline void cstreams_SSL_CTX_refuse_passphrases(SSL_CTX *ctx) { SSL_CTX_set_default_passwd_cb(ctx, cstreams_no_passphrase); }
+
+/// An X509_NAME as one RFC 2253 line ("CN=localhost,O=Example", UTF-8 kept);
+/// free with cstreams_OPENSSL_free.
+static inline char *cstreams_X509_NAME_text(const X509_NAME *name) {
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio == NULL) return NULL;
+    char *text = NULL;
+    if (X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0) {
+        char *data = NULL;
+        long length = BIO_get_mem_data(bio, &data);
+        text = OPENSSL_malloc((size_t)length + 1);
+        if (text != NULL) {
+            if (length > 0) memcpy(text, data, (size_t)length);
+            text[length] = 0;
+        }
+    }
+    BIO_free(bio);
+    return text;
+}
+/// A certificate's serial number in upper-case hex; free with cstreams_OPENSSL_free.
+static inline char *cstreams_X509_serial_hex(X509 *cert) {
+    BIGNUM *number = ASN1_INTEGER_to_BN(X509_get_serialNumber(cert), NULL);
+    if (number == NULL) return NULL;
+    char *hex = BN_bn2hex(number);
+    BN_free(number);
+    return hex;
+}
+/// An ASN1_TIME as seconds since the epoch; 0 when it cannot be read.
+static inline int64_t cstreams_ASN1_TIME_epoch(const ASN1_TIME *time) {
+    struct tm parts;
+    if (time == NULL || ASN1_TIME_to_tm(time, &parts) != 1) return 0;
+    return (int64_t)timegm(&parts);
+}
 
 #endif

@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 
 // sse-gateway: parse the command line, run until SIGTERM/SIGINT, exit 0.
-// A bad flag exits 2 with a message; a failure to start exits 1.
+// A bad flag or an unusable TLS certificate or key exits 2 with a message;
+// another failure to start (e.g. the port is taken) exits 1.
 let outcome: CommandLineOutcome
 do {
     outcome = try GatewayConfiguration.parse(arguments: Array(CommandLine.arguments.dropFirst()),
@@ -23,6 +24,9 @@ case .run(let configuration):
     let gateway: Gateway
     do {
         gateway = try Gateway(configuration: configuration)
+    } catch let error as ConfigurationError {
+        FileHandle.standardError.write(Data((error.diagnostic + "\n").utf8))
+        exit(2)
     } catch {
         Log.error("cannot listen on \(configuration.host):\(configuration.port): \(error)")
         exit(1)

@@ -1,6 +1,7 @@
 import HTTPCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// How long a test waits on the server before calling it a failure. Generous: every
 /// suite of the package runs at once in one process, on two pool threads of a loaded
@@ -9,15 +10,17 @@ let patience: Duration = .seconds(10)
 
 /// Runs a server on an ephemeral port of 127.0.0.1 for the duration of `body`,
 /// then shuts it down, cancels what is left and waits for `run()` to return.
+/// Over `.tls` it serves HTTPS with the test certificate.
 func withServer(
     _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    over transport: Transport = .plain,
     handler: @escaping HTTPHandler,
     _ body: (HTTPServer) async throws -> Void
 ) async throws {
     var configuration = HTTPServerConfiguration()
     configuration.port = 0
     configure(&configuration)
-    let server = try HTTPServer(configuration: configuration, handler: handler)
+    let server = try HTTPServer(configuration: configuration, tls: try transport.serverContext(), handler: handler)
     let running = Task { await server.run() }
     do {
         try await body(server)
@@ -30,6 +33,15 @@ func withServer(
     server.shutdown()
     running.cancel()
     await running.value
+}
+
+extension HTTPServer {
+    /// A client connection speaking what this server speaks (HTTPS with the
+    /// test CA when it has a TLS context).
+    func connect() async throws -> HTTPClient {
+        try await HTTPClient.connect(port: port, deadline: .now + patience,
+                                     tls: tls == nil ? nil : TestCertificates.shared.client)
+    }
 }
 
 /// Answers `<method> <target> <body>` so tests can see what the server parsed.

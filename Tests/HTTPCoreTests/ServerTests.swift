@@ -2,13 +2,15 @@ import Glibc
 import HTTPCore
 import Synchronization
 import Testing
+import TestSupport
 
-/// The server over real sockets on 127.0.0.1.
+/// The server over real sockets on 127.0.0.1; every test runs over plain HTTP and over TLS.
 struct ServerTests {
     /// Two requests sent in one write come back as two responses, in order, on one connection that stays open.
-    @Test func keepAliveAndPipelining() async throws {
-        try await withServer(handler: echoHandler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func keepAliveAndPipelining(_ transport: Transport) async throws {
+        try await withServer(over: transport, handler: echoHandler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\nPOST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
             let first = try await client.response(deadline: .now + patience)
@@ -21,9 +23,10 @@ struct ServerTests {
     }
 
     /// An HTTP/1.0 client without keep-alive is answered and then closed.
-    @Test func http10IsClosedAfterTheResponse() async throws {
-        try await withServer(handler: echoHandler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func http10IsClosedAfterTheResponse(_ transport: Transport) async throws {
+        try await withServer(over: transport, handler: echoHandler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.send("GET /old HTTP/1.0\r\n\r\n")
             let response = try await client.response(deadline: .now + patience)
@@ -34,9 +37,10 @@ struct ServerTests {
     }
 
     /// An HTTP/1.0 client that asks for keep-alive gets it.
-    @Test func http10KeepAliveIsHonoured() async throws {
-        try await withServer(handler: echoHandler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func http10KeepAliveIsHonoured(_ transport: Transport) async throws {
+        try await withServer(over: transport, handler: echoHandler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
             let first = try await client.response(deadline: .now + patience)
@@ -48,13 +52,14 @@ struct ServerTests {
 
     /// A client that sends half a head and stalls is answered 408 and closed at the header
     /// deadline, while another client is served meanwhile.
-    @Test func slowlorisIsCutOffAtTheHeaderDeadline() async throws {
-        try await withServer({ $0.headerTimeout = .seconds(1) }, handler: echoHandler) { server in
-            let slow = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func slowlorisIsCutOffAtTheHeaderDeadline(_ transport: Transport) async throws {
+        try await withServer({ $0.headerTimeout = .seconds(1) }, over: transport, handler: echoHandler) { server in
+            let slow = try await server.connect()
             defer { slow.close() }
             let start = ContinuousClock.now
             try await slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n")
-            let fast = try await HTTPClient.connect(port: server.port)
+            let fast = try await server.connect()
             defer { fast.close() }
             try await fast.request("GET", "/fast")
             #expect(try await fast.response(deadline: .now + patience).text == "GET /fast ")
@@ -68,12 +73,14 @@ struct ServerTests {
     }
 
     /// A thousand silent connections do not keep a real request from being served promptly.
-    @Test func silentConnectionsDoNotBlockARealRequest() async throws {
-        try await withServer(handler: echoHandler) { server in
+    @Test(arguments: Transport.allCases)
+    func silentConnectionsDoNotBlockARealRequest(_ transport: Transport) async throws {
+        try await withServer(over: transport, handler: echoHandler) { server in
             var silent: [HTTPClient] = []
             defer { silent.forEach { $0.close() } }
+            // TCP only: over TLS they stall in the handshake, the other way to be silent.
             for _ in 0..<1000 { silent.append(try await HTTPClient.connect(port: server.port)) }
-            let client = try await HTTPClient.connect(port: server.port)
+            let client = try await server.connect()
             defer { client.close() }
             try await client.request("GET", "/real")
             #expect(try await client.response(deadline: .now + patience).text == "GET /real ")
@@ -81,7 +88,8 @@ struct ServerTests {
     }
 
     /// A streaming response that is only waiting to write learns within a second that its client vanished.
-    @Test func vanishedPeerIsNoticedWithoutTraffic() async throws {
+    @Test(arguments: Transport.allCases)
+    func vanishedPeerIsNoticedWithoutTraffic(_ transport: Transport) async throws {
         let noticed = Signal()
         let handler: HTTPHandler = { _ in
             HTTPResponse(head: HTTPResponseHead(status: .ok), body: .stream { stream in
@@ -90,8 +98,8 @@ struct ServerTests {
                 if await gone.wait(seconds: 10) { noticed.fire() }
             })
         }
-        try await withServer(handler: handler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+        try await withServer(over: transport, handler: handler) { server in
+            let client = try await server.connect()
             try await client.request("GET", "/stream")
             guard case .head(let head)? = try await client.nextEvent(deadline: .now + patience) else {
                 Issue.record("no response head")
@@ -104,15 +112,16 @@ struct ServerTests {
     }
 
     /// Past the connection cap a new client gets 503 with Retry-After, and the server keeps serving.
-    @Test func connectionCapAnswers503() async throws {
-        try await withServer({ $0.maxConnections = 3 }, handler: echoHandler) { server in
+    @Test(arguments: Transport.allCases)
+    func connectionCapAnswers503(_ transport: Transport) async throws {
+        try await withServer({ $0.maxConnections = 3 }, over: transport, handler: echoHandler) { server in
             var held: [HTTPClient] = []
             defer { held.forEach { $0.close() } }
-            for _ in 0..<3 { held.append(try await HTTPClient.connect(port: server.port)) }
+            for _ in 0..<3 { held.append(try await server.connect()) }
             for _ in 0..<100 where server.counters.open.load(ordering: .relaxed) < 3 {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            let extra = try await HTTPClient.connect(port: server.port)
+            let extra = try await server.connect()
             defer { extra.close() }
             let refused = try await extra.response(deadline: .now + patience)
             #expect(refused.status == 503)
@@ -124,9 +133,10 @@ struct ServerTests {
     }
 
     /// `Expect: 100-continue` gets an interim 100 before the body is sent, then the final answer.
-    @Test func expectContinueIsAnswered() async throws {
-        try await withServer(handler: echoHandler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func expectContinueIsAnswered(_ transport: Transport) async throws {
+        try await withServer(over: transport, handler: echoHandler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
             let interim = try await client.response(deadline: .now + patience, keepInterim: true)
@@ -137,9 +147,10 @@ struct ServerTests {
     }
 
     /// A chunked request body arrives decoded.
-    @Test func chunkedRequestBody() async throws {
-        try await withServer(handler: echoHandler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func chunkedRequestBody(_ transport: Transport) async throws {
+        try await withServer(over: transport, handler: echoHandler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: v\r\n\r\n")
             #expect(try await client.response(deadline: .now + patience).text == "POST /c abcde")
@@ -147,9 +158,10 @@ struct ServerTests {
     }
 
     /// A refused request gets its status and a closed connection (here: an unsupported version → 505).
-    @Test func refusedRequestIsAnsweredAndClosed() async throws {
-        try await withServer(handler: echoHandler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func refusedRequestIsAnsweredAndClosed(_ transport: Transport) async throws {
+        try await withServer(over: transport, handler: echoHandler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.send("GET / HTTP/2.0\r\nHost: x\r\n\r\n")
             let response = try await client.response(deadline: .now + patience)
@@ -160,10 +172,11 @@ struct ServerTests {
     }
 
     /// A refusal the server answers itself carries the configured `refusalHeaders`.
-    @Test func refusalsCarryTheConfiguredHeaders() async throws {
+    @Test(arguments: Transport.allCases)
+    func refusalsCarryTheConfiguredHeaders(_ transport: Transport) async throws {
         try await withServer({ $0.refusalHeaders = ["Access-Control-Allow-Origin": "https://o.example"] },
-                             handler: echoHandler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+                             over: transport, handler: echoHandler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.send("GET / HTTP/2.0\r\nHost: x\r\n\r\n")
             let response = try await client.response(deadline: .now + patience)
@@ -174,7 +187,8 @@ struct ServerTests {
     }
 
     /// A `HEAD` answered with a streaming response gets the head only: no body run, no `Content-Length`, and the connection stays usable.
-    @Test func headOfAStreamSendsTheHeadOnly() async throws {
+    @Test(arguments: Transport.allCases)
+    func headOfAStreamSendsTheHeadOnly(_ transport: Transport) async throws {
         let ran = Signal()
         let handler: HTTPHandler = { request in
             guard request.head.target == "/stream" else { return await echoHandler(request) }
@@ -184,8 +198,8 @@ struct ServerTests {
                                     try? await stream.write([Array("data: x\n\n".utf8)])
                                 })
         }
-        try await withServer(handler: handler) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+        try await withServer(over: transport, handler: handler) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.request("HEAD", "/stream")
             let head = try await client.response(deadline: .now + patience, requestWasHead: true)
@@ -199,21 +213,23 @@ struct ServerTests {
     }
 
     /// A large response to a client that reads slowly arrives complete (partial writes resume).
-    @Test func largeResponseSurvivesPartialWrites() async throws {
-        let payload = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        try await withServer(handler: { _ in HTTPResponse(status: .ok, body: payload) }) { server in
-            let client = try await HTTPClient.connect(port: server.port)
+    @Test(arguments: Transport.allCases)
+    func largeResponseSurvivesPartialWrites(_ transport: Transport) async throws {
+        let payload = Payload.bytes(8 << 20)
+        try await withServer(over: transport, handler: { _ in HTTPResponse(status: .ok, body: payload) }) { server in
+            let client = try await server.connect()
             defer { client.close() }
             try await client.request("GET", "/big")
             try await Task.sleep(for: .milliseconds(200))  // let the server fill the socket and wait
             let response = try await client.response(deadline: .now + .seconds(20))
             #expect(response.body.count == payload.count)
-            #expect(response.body == payload)
+            #expect(Payload.same(response.body, payload))
         }
     }
 
     /// Shutdown closes idle connections, lets streams end, and `run()` returns.
-    @Test func gracefulShutdownClosesEverything() async throws {
+    @Test(arguments: Transport.allCases)
+    func gracefulShutdownClosesEverything(_ transport: Transport) async throws {
         let stop = Signal()
         let stopFanout = Mutex<[Signal]>([])
         let handler: HTTPHandler = { request in
@@ -229,16 +245,16 @@ struct ServerTests {
         }
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
-        let server = try HTTPServer(configuration: configuration, handler: handler)
+        let server = try HTTPServer(configuration: configuration, tls: try transport.serverContext(), handler: handler)
         let running = Task { await server.run() }
-        let idle = try await HTTPClient.connect(port: server.port)
+        let idle = try await server.connect()
         defer { idle.close() }
         try await idle.request("GET", "/x")
         _ = try await idle.response(deadline: .now + patience)
         var streams: [HTTPClient] = []
         defer { streams.forEach { $0.close() } }
         for _ in 0..<2 {
-            let client = try await HTTPClient.connect(port: server.port)
+            let client = try await server.connect()
             try await client.request("GET", "/stream")
             _ = try await client.nextEvent(deadline: .now + patience)
             streams.append(client)

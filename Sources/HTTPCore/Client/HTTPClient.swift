@@ -21,12 +21,15 @@ public final class HTTPClient: Sendable {
         parser = ParserBox()
     }
 
+    /// Connects; with `tls`, speaks HTTPS (the handshake completes here, so
+    /// a certificate that does not verify fails this call).
     public static func connect(host: String = "127.0.0.1", port: Int,
-                               deadline: ContinuousClock.Instant? = nil) async throws -> HTTPClient {
+                               deadline: ContinuousClock.Instant? = nil,
+                               tls: TLSClientContext? = nil) async throws -> HTTPClient {
         guard let address = SocketAddress.resolve(host: host, port: port) else {
             throw HTTPServerError.badAddress(host)
         }
-        return HTTPClient(connection: try await Connection.connect(to: address, deadline: deadline))
+        return HTTPClient(connection: try await Connection.connect(to: address, deadline: deadline, tls: tls))
     }
 
     /// Sends raw bytes (a request, or deliberately broken input).

@@ -92,9 +92,13 @@ public final class EventLoop: Sendable {
     /// Suspends until the descriptor is readable (`.read`) or writable
     /// (`.write`), the deadline passes (`IOWaitError.timedOut`), the
     /// descriptor is deregistered (`IOWaitError.closed`) or the task is
-    /// cancelled (`CancellationError`). One waiter per interest per descriptor.
-    func wait(for interest: Interest, on registration: LoopRegistration,
+    /// cancelled (`CancellationError`). One waiter per role per descriptor;
+    /// the role defaults to the one that normally waits for `interest` (the
+    /// reader for `.read`), and TLS passes it explicitly when a read must
+    /// wait for writability or a write for readability.
+    func wait(for interest: Interest, as role: IORole? = nil, on registration: LoopRegistration,
               deadline: ContinuousClock.Instant?) async throws {
+        let role = role ?? IORole(natural: interest)
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
@@ -102,20 +106,13 @@ public final class EventLoop: Sendable {
                     let index = Int(registration.fd)
                     guard var slot = state.slot(registration) else { return .failure(IOWaitError.closed) }
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    switch interest {
-                    case .read:
-                        if slot.readable { slot.readable = false; state.slots[index] = slot; return .success(()) }
-                        precondition(slot.readWaiter == nil, "two tasks wait to read one descriptor")
-                    case .write:
-                        if slot.writable { slot.writable = false; state.slots[index] = slot; return .success(()) }
-                        precondition(slot.writeWaiter == nil, "two tasks wait to write one descriptor")
+                    if slot.consumeEdge(interest, for: role) {
+                        state.slots[index] = slot
+                        return .success(())
                     }
+                    precondition(slot[role] == nil, "two tasks wait as the \(role) of one descriptor")
                     if let deadline, deadline <= ContinuousClock.now { return .failure(IOWaitError.timedOut) }
-                    let waiter = Waiter(id: id, continuation: continuation, deadline: deadline)
-                    switch interest {
-                    case .read: slot.readWaiter = waiter
-                    case .write: slot.writeWaiter = waiter
-                    }
+                    slot[role] = Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline)
                     state.slots[index] = slot
                     if deadline != nil { state.deadlineFDs.insert(registration.fd) }
                     return nil
@@ -125,12 +122,8 @@ public final class EventLoop: Sendable {
         } onCancel: {
             let continuation = state.withLock { state -> CheckedContinuation<Void, Error>? in
                 let index = Int(registration.fd)
-                guard var slot = state.slot(registration) else { return nil }
-                var taken: Waiter?
-                switch interest {
-                case .read: if slot.readWaiter?.id == id { taken = slot.readWaiter.take() }
-                case .write: if slot.writeWaiter?.id == id { taken = slot.writeWaiter.take() }
-                }
+                guard var slot = state.slot(registration), slot[role]?.id == id else { return nil }
+                let taken = slot[role].take()
                 state.slots[index] = slot
                 return taken?.continuation
             }

@@ -12,36 +12,99 @@ public struct LoopRegistration: Sendable, Hashable {
 }
 
 /// Which readiness a task waits for.
-enum Interest {
+enum Interest: Sendable {
     case read
     case write
+}
+
+/// Which of a descriptor's (at most) two tasks waits: the one that reads or
+/// the one that writes. Each has its own waiter and its own unconsumed edges:
+/// over TLS the reader may need writability (`SSL_read` has to send) and the
+/// writer readability (`SSL_write` has to receive), and neither may consume
+/// the edge the other is waiting for.
+enum IORole: Sendable {
+    case reader
+    case writer
+
+    static let both: [IORole] = [.reader, .writer]
+
+    /// The role that normally waits for `interest`.
+    init(natural interest: Interest) {
+        self = interest == .read ? .reader : .writer
+    }
 }
 
 /// A suspended task waiting for readiness, with its optional deadline.
 struct Waiter {
     let id: UInt64
+    let interest: Interest
     let continuation: CheckedContinuation<Void, Error>
     let deadline: ContinuousClock.Instant?
 }
 
+/// Edges nobody has consumed yet, one flag per (role, readiness).
+struct PendingEdges: OptionSet {
+    let rawValue: UInt8
+
+    static let readableForReader = PendingEdges(rawValue: 1)
+    static let writableForReader = PendingEdges(rawValue: 2)
+    static let readableForWriter = PendingEdges(rawValue: 4)
+    static let writableForWriter = PendingEdges(rawValue: 8)
+    static let readable: PendingEdges = [.readableForReader, .readableForWriter]
+    static let writable: PendingEdges = [.writableForReader, .writableForWriter]
+    static let all: PendingEdges = [.readable, .writable]
+
+    static func edge(_ interest: Interest, for role: IORole) -> PendingEdges {
+        switch (role, interest) {
+        case (.reader, .read): return .readableForReader
+        case (.reader, .write): return .writableForReader
+        case (.writer, .read): return .readableForWriter
+        case (.writer, .write): return .writableForWriter
+        }
+    }
+}
+
 /// One registered descriptor. Readiness is edge-triggered: a flag records an
-/// edge nobody has consumed yet, so an edge that arrives between `EAGAIN` and
-/// the wait is never lost (the wait returns at once and the caller retries).
+/// edge a role has not consumed yet, so an edge that arrives between `EAGAIN`
+/// and the wait is never lost (the wait returns at once and the caller retries).
 struct Slot {
     let generation: UInt32
-    /// An unconsumed "readable" edge (starts true: the first attempt is free).
-    var readable = true
-    /// An unconsumed "writable" edge.
-    var writable = true
+    /// Unconsumed edges (all set at first: the first attempt is free).
+    var pending = PendingEdges.all
     /// The peer hung up, the socket errored, or we aborted it; sticky.
     var hungUp = false
-    var readWaiter: Waiter?
-    var writeWaiter: Waiter?
+    /// The reading task's wait (for readability, or writability over TLS).
+    var readerWaiter: Waiter?
+    /// The writing task's wait (for writability, or readability over TLS).
+    var writerWaiter: Waiter?
     /// Called once, off the lock, when the hang-up is first seen.
     var hangUpHandler: (@Sendable () -> Void)?
 
     init(generation: UInt32) {
         self.generation = generation
+    }
+
+    subscript(role: IORole) -> Waiter? {
+        get { role == .reader ? readerWaiter : writerWaiter }
+        set { if role == .reader { readerWaiter = newValue } else { writerWaiter = newValue } }
+    }
+
+    /// Consumes `role`'s edge for `interest` if there is one.
+    mutating func consumeEdge(_ interest: Interest, for role: IORole) -> Bool {
+        pending.remove(.edge(interest, for: role)) != nil
+    }
+
+    /// Takes the waiters whose edge has arrived, consuming their edges.
+    mutating func takeReadyWaiters(into actions: inout LoopActions) {
+        takeIfReady(.reader, into: &actions)
+        takeIfReady(.writer, into: &actions)
+    }
+
+    private mutating func takeIfReady(_ role: IORole, into actions: inout LoopActions) {
+        if let waiter = self[role], consumeEdge(waiter.interest, for: role) {
+            self[role] = nil
+            actions.resumptions.append((waiter.continuation, .success(())))
+        }
     }
 }
 
@@ -82,11 +145,12 @@ struct LoopState {
 
     /// Removes the slot; its waiters are told the descriptor closed.
     mutating func deregister(_ registration: LoopRegistration, into actions: inout LoopActions) {
-        guard var slot = slot(registration) else { return }
+        guard let slot = slot(registration) else { return }
         slots[Int(registration.fd)] = nil
         deadlineFDs.remove(registration.fd)
-        if let waiter = slot.readWaiter.take() { actions.resumptions.append((waiter.continuation, .failure(IOWaitError.closed))) }
-        if let waiter = slot.writeWaiter.take() { actions.resumptions.append((waiter.continuation, .failure(IOWaitError.closed))) }
+        for waiter in [slot.readerWaiter, slot.writerWaiter] {
+            if let waiter { actions.resumptions.append((waiter.continuation, .failure(IOWaitError.closed))) }
+        }
     }
 
     func slot(_ registration: LoopRegistration) -> Slot? {
@@ -106,16 +170,9 @@ struct LoopState {
             slot.hungUp = true
             if let handler = slot.hangUpHandler.take() { actions.handlers.append(handler) }
         }
-        if readable || hangUp { slot.readable = true }
-        if writable || hangUp { slot.writable = true }
-        if slot.readable, let waiter = slot.readWaiter.take() {
-            slot.readable = false
-            actions.resumptions.append((waiter.continuation, .success(())))
-        }
-        if slot.writable, let waiter = slot.writeWaiter.take() {
-            slot.writable = false
-            actions.resumptions.append((waiter.continuation, .success(())))
-        }
+        if readable || hangUp { slot.pending.formUnion(.readable) }
+        if writable || hangUp { slot.pending.formUnion(.writable) }
+        slot.takeReadyWaiters(into: &actions)
         slots[index] = slot
     }
 
@@ -123,15 +180,13 @@ struct LoopState {
     mutating func expire(now: ContinuousClock.Instant, into actions: inout LoopActions) {
         for fd in deadlineFDs {
             guard var slot = slots[Int(fd)] else { deadlineFDs.remove(fd); continue }
-            if let waiter = slot.readWaiter, let deadline = waiter.deadline, deadline <= now {
-                slot.readWaiter = nil
-                actions.resumptions.append((waiter.continuation, .failure(IOWaitError.timedOut)))
+            for role in IORole.both {
+                if let waiter = slot[role], let deadline = waiter.deadline, deadline <= now {
+                    slot[role] = nil
+                    actions.resumptions.append((waiter.continuation, .failure(IOWaitError.timedOut)))
+                }
             }
-            if let waiter = slot.writeWaiter, let deadline = waiter.deadline, deadline <= now {
-                slot.writeWaiter = nil
-                actions.resumptions.append((waiter.continuation, .failure(IOWaitError.timedOut)))
-            }
-            if slot.readWaiter?.deadline == nil && slot.writeWaiter?.deadline == nil { deadlineFDs.remove(fd) }
+            if slot.readerWaiter?.deadline == nil && slot.writerWaiter?.deadline == nil { deadlineFDs.remove(fd) }
             slots[Int(fd)] = slot
         }
     }

@@ -22,6 +22,7 @@ extension HTTPServer {
             leaveIdle(connection)
             connection.close()
         }
+        guard await establishTLS(on: connection, deadline: .now + configuration.headerTimeout) else { return }
         guard let body = await serveRequests(on: connection) else { return }
         // The request loop's frame (parser, request, response head) is gone by
         // now: a stream that lives for hours keeps only what it needs.
@@ -165,14 +166,19 @@ extension HTTPServer {
 
     /// Answers a refused request and lets the caller close.
     private func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection) async {
+        try? await connection.write(refusal(status, reason), deadline: .now + .seconds(2))
+    }
+
+    /// A refusal on the wire: the status, a one-line plain-text reason, the
+    /// configured `refusalHeaders`, and `Connection: close`.
+    func refusal(_ status: HTTPStatus, _ reason: String) -> [[UInt8]] {
         var headers = configuration.refusalHeaders
         headers.replaceOrAdd(name: "Connection", value: "close")
         var response = HTTPResponse.text(status, reason, headers: headers)
         response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
-        if case .bytes(let body) = response.body {
-            response.head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
-            try? await connection.write([response.head.bytes(version: .http11), body], deadline: .now + .seconds(2))
-        }
+        guard case .bytes(let body) = response.body else { return [] }
+        response.head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
+        return [response.head.bytes(version: .http11), body]
     }
 
     private static func mayHaveBody(_ status: HTTPStatus) -> Bool {

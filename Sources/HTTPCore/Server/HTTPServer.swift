@@ -1,7 +1,9 @@
 import Glibc
 import Synchronization
 
-/// An HTTP/1.1 server on the event loop. Each accepted connection runs as a
+/// An HTTP/1.1 server on the event loop, speaking HTTPS when given a TLS
+/// context (the handshake runs in the connection's task, within the header
+/// timeout, before any HTTP is parsed). Each accepted connection runs as a
 /// child task of one discarding task group inside `run()`, so cancelling the
 /// task running `run()` cancels every connection, and `run()` returns only
 /// when all of them have ended (each closing its socket exactly once).
@@ -14,6 +16,8 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     /// Open, accepted and refused connections, bytes written.
     public let counters: ConnectionCounters
+    /// The certificate and key new connections get; nil serves plain HTTP.
+    public let tls: TLSServerContext?
     let handler: HTTPHandler
     private let listener: Listener
     private let state = Mutex(ServerState())
@@ -36,6 +40,7 @@ public final class HTTPServer: Sendable {
     /// Binds the listening socket now, so `port` is known before `run()`.
     public init(configuration: HTTPServerConfiguration, loop: EventLoop = .shared,
                 counters: ConnectionCounters = ConnectionCounters(),
+                tls: TLSServerContext? = nil,
                 onAcceptError: @escaping @Sendable (SystemError) -> Void = { _ in },
                 handler: @escaping HTTPHandler) throws {
         Syscall.ignoreSIGPIPE()
@@ -44,6 +49,7 @@ public final class HTTPServer: Sendable {
         }
         self.configuration = configuration
         self.counters = counters
+        self.tls = tls
         self.handler = handler
         self.onAcceptError = onAcceptError
         listener = try Listener(address: address, backlog: configuration.backlog, loop: loop)
@@ -87,7 +93,7 @@ public final class HTTPServer: Sendable {
                 }
                 let connection: Connection
                 do {
-                    connection = try await listener.accept(counters: counters)
+                    connection = try await listener.accept(counters: counters, tls: tls)
                     backoff = Self.firstBackoff
                     nearLimit = connection.fd >= reserveStart
                 } catch let error as SystemError where error.isResourceExhaustion {
@@ -186,6 +192,7 @@ public final class HTTPServer: Sendable {
     /// Answers `503` with `Retry-After` to a connection over the cap, then closes it.
     private func refuse(_ connection: Connection) async {
         defer { connection.close() }
+        guard await establishTLS(on: connection, deadline: .now + .seconds(1)) else { return }
         var headers = configuration.refusalHeaders
         headers.add(name: "Retry-After", value: "\(configuration.retryAfterSeconds)")
         headers.add(name: "Connection", value: "close")

@@ -2,18 +2,24 @@ import CStreamsSSL
 import Glibc
 import Synchronization
 
-/// A connected, non-blocking TCP socket registered with the event loop.
+/// A connected, non-blocking TCP socket registered with the event loop,
+/// optionally carrying TLS.
 ///
 /// Promises: one task may read while another writes; the descriptor is closed
 /// exactly once (by `close`, or by `deinit` as a safety net); `abort` may be
 /// called from any thread at any time and never touches a descriptor number
-/// that has been closed and reused.
+/// that has been closed and reused. With TLS, `read` and `write` carry
+/// plaintext exactly as without it (see `Connection+TLS.swift`), so the code
+/// above cannot tell the difference once `handshake` has returned.
 public final class Connection: Sendable {
     /// The socket's descriptor (for logs and tests; never close it directly).
     public let fd: Int32
     let registration: LoopRegistration
     let loop: EventLoop
-    private let counters: ConnectionCounters?
+    let counters: ConnectionCounters?
+    /// The TLS session, when this connection speaks TLS; owned here and
+    /// closed (close_notify, then freed) before the descriptor.
+    let tls: TLSSession?
     /// Guards the descriptor's life: `abort` shuts it down only while open.
     private let lifecycle = Mutex(Lifecycle.open)
 
@@ -22,7 +28,13 @@ public final class Connection: Sendable {
         case closed
     }
 
-    init(adopting fd: Int32, loop: EventLoop, counters: ConnectionCounters?) throws(SystemError) {
+    /// Takes ownership of `fd`. With `tls`, the connection speaks TLS on it
+    /// (as a server or a client, as the context says; a client sends and
+    /// checks `serverName`); `handshake` must run before the first read.
+    /// - Throws: `SystemError` (`ENOMEM` when OpenSSL cannot make a session);
+    ///   `fd` is closed then.
+    init(adopting fd: Int32, loop: EventLoop, counters: ConnectionCounters?,
+         tls context: TLSContext? = nil, serverName: String? = nil) throws(SystemError) {
         self.fd = fd
         self.loop = loop
         self.counters = counters
@@ -32,30 +44,54 @@ public final class Connection: Sendable {
             Syscall.close(fd)
             throw error
         }
+        guard let context else {
+            tls = nil
+            return
+        }
+        do {
+            tls = try TLSSession(context: context, fd: fd, serverName: serverName)
+        } catch {
+            loop.deregister(registration)
+            Syscall.close(fd)
+            throw SystemError(call: "SSL_new", errno: ENOMEM)
+        }
     }
 
     deinit {
         close()
     }
 
-    /// Opens a client connection (used by tests and the load tool).
+    /// Opens a client connection (used by tests and the load tool); with
+    /// `tls`, also completes the TLS handshake (by `deadline`, or within 10 s).
+    /// - Throws: `SystemError`, `IOWaitError.timedOut`, `TLSError.handshake`
+    ///   (e.g. a certificate that does not verify).
     public static func connect(to address: SocketAddress, loop: EventLoop = .shared,
-                               deadline: ContinuousClock.Instant? = nil) async throws -> Connection {
+                               deadline: ContinuousClock.Instant? = nil,
+                               tls: TLSClientContext? = nil) async throws -> Connection {
         let fd = try Syscall.tcpSocket(family: address.family)
-        let connection = try Connection(adopting: fd, loop: loop, counters: nil)
+        let connection = try Connection(adopting: fd, loop: loop, counters: nil,
+                                        tls: tls?.context, serverName: tls?.serverName)
         if case .wouldBlock = try Syscall.connect(fd, address) {
             try await loop.wait(for: .write, on: connection.registration, deadline: deadline)
             let pending = try Syscall.pendingError(fd)
             if pending != 0 { throw SystemError(call: "connect", errno: pending) }
         }
         try? Syscall.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        if tls != nil { try await connection.handshake(deadline: deadline ?? .now + .seconds(10)) }
         return connection
     }
 
     /// Reads what is available, waiting for readiness if nothing is. An empty
     /// result means the peer closed its side (EOF).
-    /// - Throws: `IOWaitError.timedOut` past `deadline`, `SystemError` (e.g. reset), `CancellationError`.
+    /// - Throws: `IOWaitError.timedOut` past `deadline`, `SystemError` (e.g. reset), `CancellationError`,
+    ///   `TLSError.protocolFailure` (a corrupt record).
     public func read(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
+        if let tls { return try await read(tls, maxBytes: maxBytes, deadline: deadline) }
+        return try await socketRead(maxBytes: maxBytes, deadline: deadline)
+    }
+
+    /// `read` on the socket itself, bypassing TLS.
+    func socketRead(maxBytes: Int, deadline: ContinuousClock.Instant?) async throws -> [UInt8] {
         while true {
             if let bytes = try readAvailable(maxBytes: maxBytes) { return bytes }
             try await loop.wait(for: .read, on: registration, deadline: deadline)
@@ -75,8 +111,15 @@ public final class Connection: Sendable {
     }
 
     /// Writes every byte of `chunks` in order, with as few `writev` calls as the
-    /// socket allows (partial writes resume where they stopped).
+    /// socket allows (partial writes resume where they stopped); over TLS, in
+    /// records of up to 16 KiB gathered from the chunks.
     public func write(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant? = nil) async throws {
+        if let tls { return try await write(tls, chunks, deadline: deadline) }
+        try await socketWrite(chunks, deadline: deadline)
+    }
+
+    /// `write` on the socket itself, bypassing TLS.
+    func socketWrite(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant?) async throws {
         var position = WritePosition(chunks: chunks)
         while !position.isDone {
             switch try writevOnce(chunks, from: position) {
@@ -114,13 +157,23 @@ public final class Connection: Sendable {
         if wasOpen { loop.markHungUp(registration) }
     }
 
+    /// Sends a FIN after what was written (the peer reads EOF) while this
+    /// side can still read. Safe from any thread, any time.
+    func finishWriting() {
+        lifecycle.withLock { state in
+            if case .open = state { Syscall.shutdownWrite(fd) }
+        }
+    }
+
     /// Sends a reset instead of a graceful FIN when closed (tests of abrupt clients).
     public func setResetOnClose() {
         try? Syscall.setLinger(fd, onSeconds: 0)
     }
 
-    /// Deregisters and closes the descriptor; later calls do nothing.
+    /// Ends TLS (a close_notify if the socket takes it at once), deregisters
+    /// and closes the descriptor; later calls do nothing.
     public func close() {
+        tls?.close()
         let wasOpen = lifecycle.withLock { state -> Bool in
             guard case .open = state else { return false }
             state = .closed
@@ -160,25 +213,29 @@ struct WritePosition {
     let counts: [Int]
     var index = 0
     var offset = 0
+    /// Bytes not written yet.
+    private(set) var remaining: Int
 
     init(chunks: [[UInt8]]) {
         counts = chunks.map(\.count)
+        remaining = counts.reduce(0, +)
         skipEmpty()
     }
 
     var isDone: Bool { index >= counts.count }
 
     mutating func advance(by written: Int) {
-        var remaining = written
-        while remaining > 0 && index < counts.count {
+        remaining -= written
+        var unaccounted = written
+        while unaccounted > 0 && index < counts.count {
             let left = counts[index] - offset
-            if remaining >= left {
-                remaining -= left
+            if unaccounted >= left {
+                unaccounted -= left
                 index += 1
                 offset = 0
             } else {
-                offset += remaining
-                remaining = 0
+                offset += unaccounted
+                unaccounted = 0
             }
         }
         skipEmpty()
@@ -202,8 +259,12 @@ public final class ConnectionCounters: Sendable {
     public let refused = Atomic<UInt64>(0)
     /// Accepts deferred because descriptors ran out (each followed by a back-off).
     public let acceptBackoffs = Atomic<UInt64>(0)
-    /// Bytes written to all sockets.
+    /// Bytes written to all sockets (over TLS: the encrypted bytes, handshakes included).
     public let bytesWritten = Atomic<UInt64>(0)
+    /// TLS connections that ended before their handshake completed (bad or
+    /// plain-HTTP ClientHello, a client that stalled past the header timeout
+    /// or went away, a certificate the client refused).
+    public let tlsHandshakeFailures = Atomic<UInt64>(0)
 
     public init() {}
 }

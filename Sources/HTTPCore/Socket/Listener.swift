@@ -32,10 +32,12 @@ public final class Listener: Sendable {
         self.loop = loop
     }
 
-    /// Waits for and accepts one connection.
-    /// - Throws: `SystemError` (`EMFILE`, `ENFILE`… which the caller backs off from),
+    /// Waits for and accepts one connection; with `tls`, a server-side TLS
+    /// connection (with the context current when the connection arrives, so
+    /// a reload applies to the next one) whose handshake the caller runs.
+    /// - Throws: `SystemError` (`EMFILE`, `ENFILE`, `ENOMEM`… which the caller backs off from),
     ///   `IOWaitError.closed` once `close` was called, `CancellationError`.
-    public func accept(counters: ConnectionCounters? = nil) async throws -> Connection {
+    public func accept(counters: ConnectionCounters? = nil, tls: TLSServerContext? = nil) async throws -> Connection {
         while true {
             let outcome = try isOpen.withLock { open throws(SystemError) -> IOResult<Int32>? in
                 open ? try Syscall.accept(fd) : nil
@@ -44,7 +46,7 @@ public final class Listener: Sendable {
             switch outcome {
             case .processed(let client):
                 try? Syscall.setOption(client, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
-                let connection = try Connection(adopting: client, loop: loop, counters: counters)
+                let connection = try Connection(adopting: client, loop: loop, counters: counters, tls: tls?.context)
                 counters?.open.add(1, ordering: .relaxed)
                 counters?.accepted.add(1, ordering: .relaxed)
                 return connection

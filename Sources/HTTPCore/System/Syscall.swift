@@ -117,9 +117,26 @@ enum Syscall {
         return SocketAddress(storage: storage)?.port ?? 0
     }
 
+    /// Opens a file for reading only (close-on-exec).
+    static func openForReading(_ path: String) throws(SystemError) -> Int32 {
+        try checked("open") { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+    }
+
+    /// Whether the open descriptor is a regular file (not a directory, device…).
+    static func isRegularFile(_ fd: Int32) throws(SystemError) -> Bool {
+        var status = stat()
+        _ = try checked("fstat") { Glibc.fstat(fd, &status) }
+        return status.st_mode & S_IFMT == S_IFREG
+    }
+
     /// Shuts both directions down; the descriptor stays open (closing is the owner's job).
     static func shutdown(_ fd: Int32) {
         _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    /// Ends our sending direction (the peer reads EOF); reading continues.
+    static func shutdownWrite(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 
     /// Closes a descriptor exactly once. Never retried: after `EINTR` the descriptor is gone on Linux.

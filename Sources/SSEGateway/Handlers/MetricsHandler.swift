@@ -39,6 +39,9 @@ struct MetricsHandler: Sendable {
                      value: counters.refused.load(ordering: .relaxed))
         text.counter("sse_gateway_accept_backoffs_total", help: "Accepts deferred because descriptors ran out.",
                      value: counters.acceptBackoffs.load(ordering: .relaxed))
+        text.counter("sse_gateway_tls_handshake_failures_total",
+                     help: "TLS connections closed before their handshake completed.",
+                     value: counters.tlsHandshakeFailures.load(ordering: .relaxed))
         text.gauge("sse_gateway_open_files_limit", help: "The process's open-descriptor limit.", value: descriptorLimit)
         var headers: HTTPHeaders = ["Content-Type": PrometheusText.contentType]
         headers.add(name: "Access-Control-Allow-Origin", value: corsOrigin)

@@ -6,7 +6,11 @@ import StreamHub
 /// The running gateway: one hub, one HTTP server, a ticker for heartbeats and
 /// topic sweeping, and the signal handling that shuts it all down cleanly.
 ///
-/// Lifecycle: `init` binds (so a taken port fails before anything starts);
+/// With `--tls-cert`/`--tls-key` the same listener speaks HTTPS; `SIGHUP`
+/// reloads the certificate and key (see `TLSSetup`).
+///
+/// Lifecycle: `init` loads the TLS files and binds (so a bad certificate or a
+/// taken port fails before anything starts);
 /// `run()` installs the signal handlers, then logs the start line (so once
 /// that line is out, SIGTERM/SIGINT always mean a graceful stop), serves until
 /// `SIGTERM`/`SIGINT` (or `stop()`), then stops accepting, finishes every
@@ -21,8 +25,11 @@ final class Gateway: Sendable {
     private let stopRequests: AsyncStream<String>
     private let stopContinuation: AsyncStream<String>.Continuation
 
+    /// - Throws: `ConfigurationError` for TLS files that cannot be used (the
+    ///   caller exits 2, as for a bad flag); other errors when binding fails.
     init(configuration: GatewayConfiguration) throws {
         self.configuration = configuration
+        let tls = try TLSSetup.load(configuration)
         var hubConfiguration = HubConfiguration()
         hubConfiguration.eventsQueueLimit = configuration.eventsQueueLimit
         hubConfiguration.replayCount = configuration.replayCount
@@ -52,7 +59,7 @@ final class Gateway: Sendable {
             files: StaticFiles(root: configuration.publicDirectory),
             corsOrigin: cors)
         let accessLog = configuration.accessLog
-        server = try HTTPServer(configuration: serverConfiguration, counters: counters,
+        server = try HTTPServer(configuration: serverConfiguration, counters: counters, tls: tls,
                                 onAcceptError: { error in Log.error("accept: \(error); backing off") },
                                 handler: { request in
                                     let response = await router.respond(to: request)
@@ -75,12 +82,22 @@ final class Gateway: Sendable {
     /// Serves until stopped, then shuts down gracefully (see the type's doc).
     /// - Parameter handlingSignals: false in tests that run a gateway inside the test process.
     func run(handlingSignals: Bool = true) async {
-        let signals = handlingSignals ? SignalWatcher(signals: [SIGTERM, SIGINT]) { [stopContinuation] name in
-            stopContinuation.yield(name)
+        // One watcher for every signal: they share one pipe. SIGHUP is only
+        // taken over with TLS (otherwise it keeps its default effect).
+        let watched = server.tls == nil ? [SIGTERM, SIGINT] : [SIGTERM, SIGINT, SIGHUP]
+        let signals = handlingSignals ? SignalWatcher(signals: watched) { [self] name in
+            if name == "SIGHUP" {
+                reloadCertificate()
+            } else {
+                stopContinuation.yield(name)
+            }
         } : nil
         defer { signals?.cancel() }
         Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory); "
             + "max connections \(server.configuration.maxConnections), open-file limit \(descriptorLimit)")
+        if let certificate = server.tls?.context.certificate {
+            Log.info("HTTPS on the same port, certificate \(certificate)")
+        }
         let grace = configuration.shutdownGrace
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.server.run() }
@@ -99,6 +116,20 @@ final class Gateway: Sendable {
             group.cancelAll()
         }
         Log.info("stopped")
+    }
+
+    /// Loads the TLS certificate and key again (`SIGHUP`): new connections get
+    /// the new ones, open streams keep theirs. A failure is logged and the
+    /// previous certificate stays in use.
+    func reloadCertificate() {
+        guard let tls = server.tls else { return }
+        do {
+            let context = try tls.reload()
+            Log.info("reloaded the TLS certificate: now serving \(context.certificate.map(\.description) ?? "?")")
+            TLSSetup.warnIfExpired(context, path: tls.certificateChainFile)
+        } catch {
+            Log.error("TLS reload failed, still serving the previous certificate: \(error)")
+        }
     }
 
     /// Heartbeats for idle subscribers, and forgetting empty topics, once a second.
@@ -190,6 +221,7 @@ final class SignalWatcher {
         switch number {
         case SIGTERM: return "SIGTERM"
         case SIGINT: return "SIGINT"
+        case SIGHUP: return "SIGHUP"
         default: return "signal \(number)"
         }
     }

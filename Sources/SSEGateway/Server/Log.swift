@@ -4,6 +4,7 @@ import Foundation
 /// a UTC timestamp. Writes are unbuffered so lines survive a crash.
 enum Log {
     static func info(_ message: String) { emit("info", message) }
+    static func warning(_ message: String) { emit("warning", message) }
     static func error(_ message: String) { emit("error", message) }
 
     private static func emit(_ level: String, _ message: String) {

@@ -2,13 +2,15 @@ import Foundation
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 /// CORS headers, `OPTIONS` preflights, and `HEAD` on a channel, over real sockets.
 struct CORSAndHeadTests {
     /// Subscriptions, publishes and publish errors carry `Access-Control-Allow-Origin: *` by default.
-    @Test func defaultOriginIsStar() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func defaultOriginIsStar(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/x", headers: [("Origin", "https://a.example")])
             defer { stream.close() }
             #expect(stream.head.headers["Access-Control-Allow-Origin"] == "*")
@@ -25,9 +27,10 @@ struct CORSAndHeadTests {
     }
 
     /// A configured origin replaces `*` on subscriptions, publishes, errors (those of the HTTP layer too) and preflights.
-    @Test func configuredOriginIsSent() async throws {
+    @Test(arguments: Transport.allCases)
+    func configuredOriginIsSent(_ transport: Transport) async throws {
         let origin = "https://example.com"
-        try await withGateway({ $0.corsOrigin = origin; $0.maxBodyBytes = 8 }) { gateway in
+        try await withGateway(over: transport, { $0.corsOrigin = origin; $0.maxBodyBytes = 8 }) { gateway in
             let stream = try await gateway.subscribe("/events/x")
             defer { stream.close() }
             #expect(stream.head.headers["Access-Control-Allow-Origin"] == origin)
@@ -44,8 +47,9 @@ struct CORSAndHeadTests {
     }
 
     /// `OPTIONS` on a channel is a 204 preflight allowing GET, POST and the `Last-Event-ID`, `Authorization`, `Content-Type` headers, token or not.
-    @Test func preflightIsAnswered() async throws {
-        try await withGateway({ $0.publishToken = "t" }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func preflightIsAnswered(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.publishToken = "t" }) { gateway in
             let client = try await gateway.connect()
             defer { client.close() }
             for target in ["/events/x", "/state/a/b"] {
@@ -73,8 +77,9 @@ struct CORSAndHeadTests {
     }
 
     /// `HEAD` on a channel answers the SSE headers (no false `Content-Length`) without subscribing, and the connection serves the next request.
-    @Test func headOnAChannelOpensNoStream() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func headOnAChannelOpensNoStream(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let client = try await gateway.connect()
             defer { client.close() }
             for target in ["/events/h", "/state/h"] {
@@ -100,8 +105,9 @@ struct CORSAndHeadTests {
     }
 
     /// `HEAD` with a bad topic is refused like `GET` (400).
-    @Test func headWithBadTopicIs400() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func headWithBadTopicIs400(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let response = try await gateway.send("HEAD", "/events/a//b")
             #expect(response.status == 400)
         }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 /// Requests the server can't trust, refused through the whole gateway over real
@@ -47,9 +48,9 @@ struct ProtocolErrorTests {
     ]
 
     /// A request the server can't trust gets its status, a one-line reason and a closed connection, and publishes nothing.
-    @Test(arguments: refusals)
-    func refusedAndClosed(_ refusal: Refusal) async throws {
-        try await withGateway(Self.limits) { gateway in
+    @Test(arguments: Transport.allCases, refusals)
+    func refusedAndClosed(_ transport: Transport, _ refusal: Refusal) async throws {
+        try await withGateway(over: transport, Self.limits) { gateway in
             let stream = try await gateway.subscribe("/events/p")
             defer { stream.close() }
             let (response, closed) = try await gateway.exchange(refusal.request)
@@ -62,8 +63,9 @@ struct ProtocolErrorTests {
     }
 
     /// Requests just inside the configured header and URI limits are served (the limits are the configured ones).
-    @Test func requestsWithinTheLimitsAreServed() async throws {
-        try await withGateway(Self.limits) { gateway in
+    @Test(arguments: Transport.allCases)
+    func requestsWithinTheLimitsAreServed(_ transport: Transport) async throws {
+        try await withGateway(over: transport, Self.limits) { gateway in
             let target = "/events/" + String(repeating: "u", count: 200)
             let head = "POST \(target) HTTP/1.1\r\nHost: x\r\nX-Pad: \(String(repeating: "p", count: 600))\r\n"
                 + "Content-Length: 2\r\nConnection: close\r\n\r\nok"
@@ -73,8 +75,9 @@ struct ProtocolErrorTests {
     }
 
     /// Bare LF line endings are accepted as RFC 9112 allows: such requests are served and can publish.
-    @Test func bareLFIsAccepted() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func bareLFIsAccepted(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/lf")
             defer { stream.close() }
             let client = try await gateway.connect(sending:
@@ -90,8 +93,9 @@ struct ProtocolErrorTests {
     }
 
     /// An idle keep-alive connection is closed after the idle timeout, without a response.
-    @Test func idleKeepAliveConnectionIsClosed() async throws {
-        try await withGateway({ $0.idleTimeout = .seconds(1) }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func idleKeepAliveConnectionIsClosed(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.idleTimeout = .seconds(1) }) { gateway in
             let client = try await gateway.connect()
             defer { client.close() }
             try await client.request("GET", "/healthz")
@@ -103,8 +107,9 @@ struct ProtocolErrorTests {
     }
 
     /// A head not complete within the header timeout gets 408 and is closed, a silent connection is closed, and others are served meanwhile.
-    @Test func slowHeadersAreCutOff() async throws {
-        try await withGateway({ $0.headerTimeout = .seconds(1) }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func slowHeadersAreCutOff(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.headerTimeout = .seconds(1) }) { gateway in
             let silent = try await gateway.connect()
             defer { silent.close() }
             let partial = try await gateway.connect(sending: "POST /events/slow HTTP/1.1\r\nHost: x\r\n")

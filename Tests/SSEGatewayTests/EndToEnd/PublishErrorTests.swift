@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 /// API.md's publishing errors over real sockets: each gets its status and a
@@ -16,8 +17,9 @@ struct PublishErrorTests {
     ]
 
     /// Bad topics get 400 with a one-line reason on GET and POST of both channels, subscribe to nothing and publish nowhere.
-    @Test func badTopicsAreRefusedOnGetAndPost() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func badTopicsAreRefusedOnGetAndPost(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let watcher = try await gateway.subscribe("/events/a/b")
             defer { watcher.close() }
             for topic in Self.badTopics {
@@ -41,8 +43,9 @@ struct PublishErrorTests {
     }
 
     /// A topic of exactly 200 bytes (slashes included) is accepted on GET and POST.
-    @Test func twoHundredByteTopicIsAccepted() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func twoHundredByteTopicIsAccepted(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let topic = String(repeating: "ab/", count: 66) + "ab"
             #expect(topic.utf8.count == 200)
             let stream = try await gateway.subscribe("/events/" + topic)
@@ -54,8 +57,9 @@ struct PublishErrorTests {
     }
 
     /// Topic names are case-sensitive: `Room` and `room` are different topics, each with its own ids.
-    @Test func topicNamesAreCaseSensitive() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func topicNamesAreCaseSensitive(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let lower = try await gateway.subscribe("/events/room")
             defer { lower.close() }
             #expect(try await gateway.publish("/events/Room", "upper") == 1)
@@ -65,8 +69,9 @@ struct PublishErrorTests {
     }
 
     /// A bad `?event=` name (or a malformed query) gets 400 and publishes nothing; a good name types the SSE event.
-    @Test func badEventNamesAreRefused() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func badEventNamesAreRefused(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/ev")
             defer { stream.close() }
             let bad = ["", "a/b", "a%2Fb", ".", "..", "%2e%2e", "a%20b", "a+b", "a%0Ab", "a%0D%0Adata:x", "a:b",
@@ -83,8 +88,9 @@ struct PublishErrorTests {
     }
 
     /// A body that is not UTF-8 gets 400 and changes nothing, on both channels.
-    @Test func nonUTF8BodyIsRefused() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func nonUTF8BodyIsRefused(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let events = try await gateway.subscribe("/events/u")
             let state = try await gateway.subscribe("/state/u")
             defer { events.close(); state.close() }
@@ -102,8 +108,9 @@ struct PublishErrorTests {
     }
 
     /// A body over the limit gets 413 and a closed connection (Content-Length, chunked, or announced with `Expect` and refused before a `100`); exactly the limit is published.
-    @Test func bodyOverTheLimitIs413() async throws {
-        try await withGateway({ $0.maxBodyBytes = 16 }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func bodyOverTheLimitIs413(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.maxBodyBytes = 16 }) { gateway in
             let stream = try await gateway.subscribe("/events/big")
             defer { stream.close() }
             let over = String(repeating: "x", count: 17)
@@ -135,8 +142,9 @@ struct PublishErrorTests {
     }
 
     /// A POST with neither Content-Length nor chunked encoding gets 411, publishes nothing, and is closed (bytes after it are never read as a request).
-    @Test func postWithoutLengthIs411() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func postWithoutLengthIs411(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/state/len")
             defer { stream.close() }
             for target in ["/state/len", "/events/len"] {
@@ -153,8 +161,9 @@ struct PublishErrorTests {
     }
 
     /// PUT, DELETE and PATCH get 405 with `Allow` on channels and on other paths, and publish nothing.
-    @Test func otherMethodsAre405WithAllow() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func otherMethodsAre405WithAllow(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/m")
             defer { stream.close() }
             for method in ["PUT", "DELETE", "PATCH"] {
@@ -177,8 +186,9 @@ struct PublishErrorTests {
     }
 
     /// With a publish token, POSTs without the right `Authorization: Bearer` get 401 and change nothing; the right one publishes; GETs need none.
-    @Test func publishTokenIsRequired() async throws {
-        try await withGateway({ $0.publishToken = "s3cret-token" }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func publishTokenIsRequired(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.publishToken = "s3cret-token" }) { gateway in
             let events = try await gateway.subscribe("/events/t")
             let state = try await gateway.subscribe("/state/t")
             defer { events.close(); state.close() }

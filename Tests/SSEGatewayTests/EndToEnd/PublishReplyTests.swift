@@ -2,13 +2,15 @@ import Foundation
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 /// A successful publish over real sockets: the reply, and the body framings API.md accepts.
 struct PublishReplyTests {
     /// A publish answers 200 `application/json` `{"id":"<id>","subscribers":<n>}` with the subscribers of its channel.
-    @Test func replyCarriesIdAndSubscriberCount() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func replyCarriesIdAndSubscriberCount(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             var streams: [SSEStream] = []
             defer { streams.forEach { $0.close() } }
             for _ in 0..<3 { streams.append(try await gateway.subscribe("/events/r")) }
@@ -33,8 +35,9 @@ struct PublishReplyTests {
     }
 
     /// A chunked POST body (with an extension and a trailer) is accepted and published as the whole value.
-    @Test func chunkedBodyIsPublished() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func chunkedBodyIsPublished(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/c")
             defer { stream.close() }
             let (response, _) = try await gateway.exchange(
@@ -47,8 +50,9 @@ struct PublishReplyTests {
     }
 
     /// `Expect: 100-continue` is answered with `100 Continue` before the body is sent, then the publish reply.
-    @Test func expectContinueIsAnswered() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func expectContinueIsAnswered(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/state/x")
             defer { stream.close() }
             let client = try await gateway.connect(
@@ -65,8 +69,9 @@ struct PublishReplyTests {
     }
 
     /// Two publishes pipelined in one write on a keep-alive connection get consecutive ids in order, and the connection serves a third request.
-    @Test func pipelinedPublishesOnOneConnection() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func pipelinedPublishesOnOneConnection(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/p")
             defer { stream.close() }
             let client = try await gateway.connect(sending:
@@ -85,8 +90,9 @@ struct PublishReplyTests {
     }
 
     /// An HTTP/1.0 publish is served, answered with `Connection: close`, and the connection closed.
-    @Test func http10PublishIsServedAndClosed() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func http10PublishIsServedAndClosed(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/old")
             defer { stream.close() }
             let (response, closed) = try await gateway.exchange(
@@ -99,8 +105,9 @@ struct PublishReplyTests {
     }
 
     /// An HTTP/1.0 client is served a plain GET and closed, and can subscribe to a close-delimited SSE stream.
-    @Test func http10ClientsAreServed() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func http10ClientsAreServed(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let (health, closed) = try await gateway.exchange("GET /healthz HTTP/1.0\r\n\r\n")
             #expect(health.status == 200 && health.text.hasPrefix("ok"))
             #expect(closed)

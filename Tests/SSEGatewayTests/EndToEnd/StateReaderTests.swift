@@ -2,14 +2,16 @@ import Foundation
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 /// What API.md promises a `/state` reader beyond StreamingTests: the configured
 /// `retry:`, and a stalled reader that is never cut and ends on the newest value.
 struct StateReaderTests {
     /// The `retry:` line that opens every stream carries the configured value.
-    @Test func retryIsConfigurable() async throws {
-        try await withGateway({ $0.retryMilliseconds = 750 }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func retryIsConfigurable(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.retryMilliseconds = 750 }) { gateway in
             for target in ["/state/r", "/events/r"] {
                 let stream = try await gateway.subscribe(target)
                 defer { stream.close() }
@@ -21,8 +23,9 @@ struct StateReaderTests {
     }
 
     /// A stalled `/state` reader is not cut and does not hold up the publisher; once it reads, its values come in id order and end on the newest.
-    @Test func stalledStateReaderEndsOnTheNewest() async throws {
-        try await withGateway({ $0.eventsQueueLimit = 4 }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func stalledStateReaderEndsOnTheNewest(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.eventsQueueLimit = 4 }) { gateway in
             let stalled = try await gateway.subscribe("/state/big")
             defer { stalled.close() }
             let count = 200

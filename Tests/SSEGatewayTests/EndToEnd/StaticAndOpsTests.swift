@@ -3,13 +3,15 @@ import HTTPCore
 import StreamHub
 import Synchronization
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 /// Static files, `/healthz` and `/metrics` through the gateway over real sockets.
 struct StaticAndOpsTests {
     /// `GET /` serves `public/index.html` as `text/html`, byte for byte.
-    @Test func rootServesTheIndexPage() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func rootServesTheIndexPage(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let response = try await gateway.send("GET", "/")
             #expect(response.status == 200)
             #expect(response.head.headers["Content-Type"]?.hasPrefix("text/html") == true)
@@ -20,8 +22,9 @@ struct StaticAndOpsTests {
     }
 
     /// `HEAD /` answers the same headers as `GET /` and no body (the connection then serves the next request).
-    @Test func headOfRootHasTheHeadersAndNoBody() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func headOfRootHasTheHeadersAndNoBody(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let get = try await gateway.send("GET", "/")
             let client = try await gateway.connect()
             defer { client.close() }
@@ -38,8 +41,9 @@ struct StaticAndOpsTests {
     }
 
     /// The page's script and stylesheet are served with their content types.
-    @Test func assetsHaveTheirContentTypes() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func assetsHaveTheirContentTypes(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let script = try await gateway.send("GET", "/app.js")
             #expect(script.status == 200)
             #expect(script.head.headers["Content-Type"]?.hasPrefix("text/javascript") == true)
@@ -51,8 +55,9 @@ struct StaticAndOpsTests {
     }
 
     /// Paths that leave `public/` (`..` plain or percent-encoded in any case, encoded slashes) get 404.
-    @Test func traversalAttemptsAre404() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func traversalAttemptsAre404(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             #expect(try await gateway.send("GET", "/index.html").status == 200)
             let attempts = [
                 "/../Package.swift", "/%2e%2e/Package.swift", "/%2E%2e/%2E%2E/etc/passwd", "/a%2fb",
@@ -69,7 +74,8 @@ struct StaticAndOpsTests {
     }
 
     /// A symlink inside the public directory is served when it stays inside, and 404 when it leads out.
-    @Test func symlinksLeavingTheDirectoryAre404() async throws {
+    @Test(arguments: Transport.allCases)
+    func symlinksLeavingTheDirectoryAre404(_ transport: Transport) async throws {
         let base = NSTemporaryDirectory() + "gateway-static-\(UUID().uuidString)"
         let root = base + "/public"
         let fm = FileManager.default
@@ -84,7 +90,7 @@ struct StaticAndOpsTests {
         try fm.createSymbolicLink(atPath: root + "/etc", withDestinationPath: "/etc")
         try fm.createSymbolicLink(atPath: root + "/abs.txt", withDestinationPath: base + "/secret.txt")
 
-        try await withGateway({ $0.publicDirectory = root }) { gateway in
+        try await withGateway(over: transport, { $0.publicDirectory = root }) { gateway in
             let index = try await gateway.send("GET", "/")
             #expect(index.status == 200 && index.text == "<p>tmp</p>\n")
             let inside = try await gateway.send("GET", "/in.txt")
@@ -98,8 +104,9 @@ struct StaticAndOpsTests {
     }
 
     /// `GET /healthz` answers `200 ok` in plain text.
-    @Test func healthzAnswersOK() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func healthzAnswersOK(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let response = try await gateway.send("GET", "/healthz")
             #expect(response.status == 200)
             #expect(response.text.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
@@ -108,8 +115,9 @@ struct StaticAndOpsTests {
     }
 
     /// `/metrics` is Prometheus text with `# HELP`, `# TYPE` and a sample for every metric API.md lists.
-    @Test func metricsExposeEveryListedFamily() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func metricsExposeEveryListedFamily(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/m")
             defer { stream.close() }
             let response = try await gateway.send("GET", "/metrics")
@@ -143,8 +151,9 @@ struct StaticAndOpsTests {
     }
 
     /// Publishing and delivering move `publishes_total`, `events_delivered_total` and `bytes_written_total`.
-    @Test func countersMove() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func countersMove(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let events = try await gateway.subscribe("/events/c")
             let state = try await gateway.subscribe("/state/c")
             defer { events.close(); state.close() }
@@ -165,8 +174,9 @@ struct StaticAndOpsTests {
     }
 
     /// A connection over the cap is refused with 503 and counted in `connections_refused_total`.
-    @Test func refusedConnectionsAreCounted() async throws {
-        try await withGateway({ $0.maxConnections = 2 }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func refusedConnectionsAreCounted(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.maxConnections = 2 }) { gateway in
             let a = try await gateway.subscribe("/events/cap")
             let b = try await gateway.subscribe("/events/cap")
             let extra = try await gateway.connect()

@@ -2,13 +2,16 @@ import Foundation
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
-/// Replay-latest and passthrough through the HTTP layer, over real sockets.
+/// Replay-latest and passthrough through the HTTP layer, over real sockets;
+/// every test runs over plain HTTP and over TLS.
 struct StreamingTests {
     /// A state subscriber gets the SSE headers, `retry:` first, the current value, then every change.
-    @Test func stateReplaysTheLatestValueThenChanges() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func stateReplaysTheLatestValueThenChanges(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             _ = try await gateway.publish("/state/room", "v1")
             #expect(try await gateway.publish("/state/room", "v2") == 2)
             let stream = try await gateway.subscribe("/state/room")
@@ -26,8 +29,9 @@ struct StreamingTests {
     }
 
     /// A state subscriber to a topic with no value yet receives nothing until the first publish.
-    @Test func stateWithoutValueWaitsForTheFirst() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func stateWithoutValueWaitsForTheFirst(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/state/empty")
             defer { stream.close() }
             #expect(try await stream.staysQuiet(for: 0.3))
@@ -37,8 +41,9 @@ struct StreamingTests {
     }
 
     /// An events subscriber gets nothing published before it subscribed, then every event in order with its id.
-    @Test func eventsArePassthroughInOrder() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func eventsArePassthroughInOrder(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             _ = try await gateway.publish("/events/feed", "old")
             let stream = try await gateway.subscribe("/events/feed")
             defer { stream.close() }
@@ -51,8 +56,9 @@ struct StreamingTests {
     }
 
     /// Multi-line values (LF, CRLF, CR) and unicode come back as sent, with line endings as the SSE spec parses them.
-    @Test func multiLineAndUnicodeValuesRoundTrip() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func multiLineAndUnicodeValuesRoundTrip(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/events/text")
             defer { stream.close() }
             _ = try await gateway.publish("/events/text", "one\ntwo\r\nthree\rfour")
@@ -64,8 +70,9 @@ struct StreamingTests {
     }
 
     /// Two subscribers of one topic each see every value (no split between readers).
-    @Test func everySubscriberSeesEveryValue() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func everySubscriberSeesEveryValue(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             let a = try await gateway.subscribe("/events/fan")
             let b = try await gateway.subscribe("/events/fan")
             defer { a.close(); b.close() }
@@ -76,8 +83,9 @@ struct StreamingTests {
     }
 
     /// A client reconnecting with `Last-Event-ID: N` gets exactly N+1… from the window, then live events.
-    @Test func lastEventIDResumesFromTheWindow() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func lastEventIDResumesFromTheWindow(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             for i in 1...5 { _ = try await gateway.publish("/events/resume", "e\(i)") }
             let stream = try await gateway.subscribe("/events/resume", headers: [("Last-Event-ID", "2")])
             defer { stream.close() }
@@ -88,8 +96,9 @@ struct StreamingTests {
     }
 
     /// Resuming from an id older than the window gets a `gap` event naming the first lost id, then the window.
-    @Test func resumeOlderThanTheWindowGetsAGap() async throws {
-        try await withGateway({ $0.replayCount = 3 }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func resumeOlderThanTheWindowGetsAGap(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.replayCount = 3 }) { gateway in
             for i in 1...10 { _ = try await gateway.publish("/events/g", "e\(i)") }
             let stream = try await gateway.subscribe("/events/g", headers: [("Last-Event-ID", "2")])
             defer { stream.close() }
@@ -101,8 +110,9 @@ struct StreamingTests {
     }
 
     /// A `Last-Event-ID` that is not a number, or newer than the last id, counts as absent; `/state` ignores it.
-    @Test func invalidLastEventIDIsIgnored() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func invalidLastEventIDIsIgnored(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             for i in 1...3 { _ = try await gateway.publish("/events/inv", "e\(i)") }
             for bad in ["abc", "99", "-1", "1.5"] {
                 let stream = try await gateway.subscribe("/events/inv", headers: [("Last-Event-ID", bad)])
@@ -117,8 +127,9 @@ struct StreamingTests {
     }
 
     /// A stream with nothing to say sends a heartbeat comment within the heartbeat interval.
-    @Test func idleStreamsGetHeartbeats() async throws {
-        try await withGateway({ $0.heartbeatInterval = .seconds(1) }) { gateway in
+    @Test(arguments: Transport.allCases)
+    func idleStreamsGetHeartbeats(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.heartbeatInterval = .seconds(1) }) { gateway in
             let stream = try await gateway.subscribe("/events/quiet")
             defer { stream.close() }
             _ = try await stream.staysQuiet(for: 2.5)
@@ -127,8 +138,9 @@ struct StreamingTests {
     }
 
     /// 200 subscribers that connect and vanish leave the subscriber gauge at 0 within a second.
-    @Test func vanishedSubscribersLeaveTheGauges() async throws {
-        try await withGateway { gateway in
+    @Test(arguments: Transport.allCases)
+    func vanishedSubscribersLeaveTheGauges(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
             var streams: [SSEStream] = []
             for i in 0..<200 { streams.append(try await gateway.subscribe(i % 2 == 0 ? "/events/churn" : "/state/churn")) }
             #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"events\"}", toBe: 100, within: 2) == 100)
@@ -141,9 +153,10 @@ struct StreamingTests {
     }
 
     /// A subscriber that never reads is disconnected and counted, while a reading subscriber of the same topic gets everything.
-    @Test func stalledEventsSubscriberIsDisconnectedOthersKeepReceiving() async throws {
-        try await withGateway({ $0.eventsQueueLimit = 16 }) { gateway in
-            let stalled = try await HTTPClient.connect(port: gateway.port)
+    @Test(arguments: Transport.allCases)
+    func stalledEventsSubscriberIsDisconnectedOthersKeepReceiving(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.eventsQueueLimit = 16 }) { gateway in
+            let stalled = try await gateway.connect()
             defer { stalled.close() }
             try await stalled.request("GET", "/events/slow")
             let reader = try await gateway.subscribe("/events/slow")
@@ -169,8 +182,9 @@ struct StreamingTests {
     }
 
     /// Shutting the gateway down ends every open stream cleanly.
-    @Test func shutdownEndsStreams() async throws {
-        let gateway = try RunningGateway()
+    @Test(arguments: Transport.allCases)
+    func shutdownEndsStreams(_ transport: Transport) async throws {
+        let gateway = try RunningGateway(over: transport)
         let a = try await gateway.subscribe("/events/bye")
         let b = try await gateway.subscribe("/state/bye")
         defer { a.close(); b.close() }

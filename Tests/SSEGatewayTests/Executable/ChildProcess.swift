@@ -1,14 +1,16 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestSupport
 
 /// Everything a child writes to one pipe, read on a thread of its own so the
 /// child never blocks on a full pipe. The thread ends at EOF (the child exited).
 final class PipeCollector: Sendable {
     private let state = Mutex<(bytes: [UInt8], closed: Bool)>(([], false))
 
-    init(_ pipe: Pipe) {
-        let handle = pipe.fileHandleForReading
+    /// Takes ownership of the pipe's reading end.
+    init(reading descriptor: Int32) {
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         let thread = Thread { [self] in
             while true {
                 let data = handle.availableData
@@ -43,10 +45,13 @@ final class PipeCollector: Sendable {
     }
 }
 
-/// A child process with its standard output and error collected.
+/// A child process with its standard output and error collected, started by
+/// `Spawn` (not Foundation's `Process`, which can crash on Swift 6.3.1; see
+/// `Spawn`). A thread of its own waits for the exit, so the end is seen and
+/// timed even while the cooperative pool is busy.
 /// `stop()` (SIGKILL if still running, then reap) must run on every path.
 final class ChildProcess: Sendable {
-    let process: Process
+    let pid: Int32
     let stdout: PipeCollector
     let stderr: PipeCollector
     private let clock: ExitClock
@@ -55,48 +60,49 @@ final class ChildProcess: Sendable {
     /// process's environment less every `SSE_GATEWAY_*` variable, so an outer
     /// setting cannot leak into a test.
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SSE_GATEWAY_") }
         merged.merge(environment) { _, new in new }
-        process.environment = merged
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let out = try Spawn.pipe()
+        let err = try Spawn.pipe()
+        defer {
+            close(out.write)
+            close(err.write)
+        }
+        do {
+            pid = try Spawn.start(executable, arguments, environment: merged, stdout: out.write, stderr: err.write)
+        } catch {
+            close(out.read)
+            close(err.read)
+            throw error
+        }
+        stdout = PipeCollector(reading: out.read)
+        stderr = PipeCollector(reading: err.read)
         let clock = ExitClock()
-        process.terminationHandler = { _ in clock.ended() }
-        // Foundation spawns with the calling thread's signal mask, and the
-        // cooperative pool's threads block SIGTERM and SIGINT: a child would
-        // inherit that and ignore them. Spawn with an empty mask, then restore.
-        var none = sigset_t(), saved = sigset_t()
-        sigemptyset(&none)
-        pthread_sigmask(SIG_SETMASK, &none, &saved)
-        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
-        try process.run()
-        self.process = process
         self.clock = clock
-        stdout = PipeCollector(out)
-        stderr = PipeCollector(err)
+        let thread = Thread { [pid] in
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            let (exited, code) = Spawn.decode(raw)
+            clock.ended(exited ? .exit(code) : .signal(code))
+        }
+        thread.start()
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { clock.ending == nil }
 
     func send(_ signal: Int32) {
-        guard process.isRunning else { return }
+        guard isRunning else { return }
         clock.signalled()
-        _ = kill(process.processIdentifier, signal)
+        _ = kill(pid, signal)
     }
 
-    /// Time from the last `send` to the child's end, as Foundation saw it on
-    /// its own thread (so a busy cooperative pool in this process does not
-    /// inflate it); nil until both happened.
+    /// Time from the last `send` to the child's end, as the waiting thread saw
+    /// it (so a busy cooperative pool in this process does not inflate it);
+    /// nil until both happened.
     var timeFromSignalToExit: Duration? { clock.elapsed }
 
     /// How the child ended, once it has: `.exit(status)` or `.signal(number)`.
-    enum Ending: Equatable {
+    enum Ending: Equatable, Sendable {
         case exit(Int32)
         case signal(Int32)
     }
@@ -104,16 +110,11 @@ final class ChildProcess: Sendable {
     /// Waits up to `seconds` for the child to end; nil if it is still running.
     func waitForExit(upTo seconds: Double) async -> Ending? {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        // The termination handler may run just after `isRunning` turns false.
-        while process.isRunning || !clock.hasEnded {
-            if ContinuousClock.now >= deadline {
-                if process.isRunning { return nil }
-                break
-            }
+        while true {
+            if let ending = clock.ending { return ending }
+            if ContinuousClock.now >= deadline { return nil }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        return process.terminationReason == .exit
-            ? .exit(process.terminationStatus) : .signal(process.terminationStatus)
     }
 
     /// Kills the child if it still runs and waits until it is reaped. Harmless twice.
@@ -123,18 +124,25 @@ final class ChildProcess: Sendable {
     }
 }
 
-/// The two instants `ChildProcess.timeFromSignalToExit` is measured between.
+/// How and when the child ended, and when it was last signalled (the two
+/// instants `ChildProcess.timeFromSignalToExit` is measured between).
 final class ExitClock: Sendable {
-    private let instants = Mutex<(signalled: ContinuousClock.Instant?, ended: ContinuousClock.Instant?)>((nil, nil))
+    private let state = Mutex<(signalled: ContinuousClock.Instant?, ended: ContinuousClock.Instant?,
+                               ending: ChildProcess.Ending?)>((nil, nil, nil))
 
-    func signalled() { instants.withLock { $0.signalled = .now } }
-    func ended() { instants.withLock { $0.ended = .now } }
+    func signalled() { state.withLock { $0.signalled = .now } }
+    func ended(_ ending: ChildProcess.Ending) {
+        state.withLock {
+            $0.ended = .now
+            $0.ending = ending
+        }
+    }
 
-    var hasEnded: Bool { instants.withLock { $0.ended != nil } }
+    var ending: ChildProcess.Ending? { state.withLock { $0.ending } }
 
     var elapsed: Duration? {
-        instants.withLock { instants in
-            guard let signalled = instants.signalled, let ended = instants.ended else { return nil }
+        state.withLock { state in
+            guard let signalled = state.signalled, let ended = state.ended else { return nil }
             return ended - signalled
         }
     }

@@ -1,24 +1,28 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
-/// `curl` against the running executable, checking what curl prints.
+/// `curl` against the running executable, checking what curl prints; over
+/// plain HTTP and over HTTPS (`curl --cacert`).
 @Suite(.serialized)
 struct CurlTests {
     /// `curl -N` on /state prints `retry: 2000`, then the current multi-line value as `id: 1` and one `data:` line per line, then a live event with its name; a curl publish prints the JSON reply.
-    @Test func curlPrintsTheStreamAsSent() async throws {
-        try await withGatewayProcess { gateway in
-            let base = "http://127.0.0.1:\(gateway.port)"
-            let first = try await curl(["-s", "-X", "POST", "--data-binary", "first line\nsecond line", base + "/state/t"])
+    @Test(arguments: Transport.allCases)
+    func curlPrintsTheStreamAsSent(_ transport: Transport) async throws {
+        try await withGatewayProcess(over: transport) { gateway in
+            let (base, options) = gateway.curlBase
+            let first = try await curl(options + ["-s", "-X", "POST", "--data-binary", "first line\nsecond line",
+                                                  base + "/state/t"])
             #expect(first == #"{"id":"1","subscribers":0}"# + "\n")
 
-            let subscriber = try ChildProcess("/usr/bin/env", ["curl", "-sN", base + "/state/t"])
+            let subscriber = try ChildProcess("/usr/bin/env", ["curl", "-sN"] + options + [base + "/state/t"])
             do {
                 let replayed = "retry: 2000\n\nid: 1\ndata: first line\ndata: second line\n\n"
                 _ = await subscriber.stdout.wait(upTo: 10) { $0.count >= replayed.count }
                 #expect(subscriber.stdout.text == replayed)
 
-                let second = try await curl(["-s", "-X", "POST", "--data-binary", "live", base + "/state/t?event=note"])
+                let second = try await curl(options + ["-s", "-X", "POST", "--data-binary", "live", base + "/state/t?event=note"])
                 #expect(second == #"{"id":"2","subscribers":1}"# + "\n")
                 let live = replayed + "id: 2\nevent: note\ndata: live\n\n"
                 _ = await subscriber.stdout.wait(upTo: 10) { $0.count >= live.count }
@@ -37,16 +41,17 @@ struct CurlTests {
     }
 
     /// `curl -N` on /events prints only events published after it connected, each with its id, in order.
-    @Test func curlFollowsEvents() async throws {
-        try await withGatewayProcess { gateway in
-            let base = "http://127.0.0.1:\(gateway.port)"
-            _ = try await curl(["-s", "-X", "POST", "--data-binary", "before", base + "/events/feed"])
-            let subscriber = try ChildProcess("/usr/bin/env", ["curl", "-sN", base + "/events/feed"])
+    @Test(arguments: Transport.allCases)
+    func curlFollowsEvents(_ transport: Transport) async throws {
+        try await withGatewayProcess(over: transport) { gateway in
+            let (base, options) = gateway.curlBase
+            _ = try await curl(options + ["-s", "-X", "POST", "--data-binary", "before", base + "/events/feed"])
+            let subscriber = try ChildProcess("/usr/bin/env", ["curl", "-sN"] + options + [base + "/events/feed"])
             do {
                 // The head (and with it the live subscription) comes before the retry line.
                 _ = await subscriber.stdout.wait(upTo: 10) { $0.hasPrefix("retry: 2000\n\n") }
                 for value in ["a", "b", "c"] {
-                    _ = try await curl(["-s", "-X", "POST", "--data-binary", value, base + "/events/feed"])
+                    _ = try await curl(options + ["-s", "-X", "POST", "--data-binary", value, base + "/events/feed"])
                 }
                 let expected = "retry: 2000\n\nid: 2\ndata: a\n\nid: 3\ndata: b\n\nid: 4\ndata: c\n\n"
                 _ = await subscriber.stdout.wait(upTo: 10) { $0.count >= expected.count }

@@ -3,6 +3,7 @@ import Glibc
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 
 /// The executable at its real limits: the open-descriptor limit and the connection cap.
 @Suite(.serialized)
@@ -77,16 +78,17 @@ struct DescriptorLimitTests {
     }
 
     /// With `--max-connections 5` the sixth client gets `503` with `Retry-After` and is closed, the refusal is counted, and a freed slot is usable again.
-    @Test func connectionCapAnswers503() async throws {
-        try await withGatewayProcess(["--max-connections", "5"]) { gateway in
-            let control = try await HTTPClient.connect(port: gateway.port, deadline: .now + .seconds(10))
+    @Test(arguments: Transport.allCases)
+    func connectionCapAnswers503(_ transport: Transport) async throws {
+        try await withGatewayProcess(["--max-connections", "5"], over: transport) { gateway in
+            let control = try await gateway.connect()
             defer { control.close() }
             try await control.request("GET", "/healthz")
             #expect(try await control.response(deadline: .now + .seconds(10)).status == 200)
             var streams: [RawSSEStream] = []
             defer { for stream in streams { stream.close() } }
             for _ in 0..<4 {
-                let (stream, head) = try await RawSSEStream.open(port: gateway.port, target: "/events/cap")
+                let (stream, head) = try await gateway.openStream("/events/cap")
                 streams.append(stream)
                 #expect(head?.status == 200)
             }

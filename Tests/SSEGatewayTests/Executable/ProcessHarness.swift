@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 
 /// The `sse-gateway` executable that `swift test` builds beside the test
 /// bundle (the test target depends on `SSEGateway`, so it is always built
@@ -15,17 +16,25 @@ let gatewayBinary: String = {
 }()
 
 /// A real `sse-gateway` process listening on an ephemeral port of 127.0.0.1,
-/// with the port read from its start line on standard error.
+/// with the port read from its start line on standard error, speaking plain
+/// HTTP or HTTPS (the test certificate) as `transport` says; its client
+/// helpers connect the same way.
 final class GatewayProcess: Sendable {
     let child: ChildProcess
     let port: Int
+    let transport: Transport
 
     /// Starts the gateway with `--port 0 --public <package>/public` and
     /// `arguments`, and waits (up to 10 s) for its "listening on" line.
     /// - Parameter descriptorLimit: runs it under `ulimit -n` of this value (soft and hard).
     static func start(_ arguments: [String] = [], environment: [String: String] = [:],
-                      descriptorLimit: Int? = nil, portFlag: Bool = true) async throws -> GatewayProcess {
-        let gatewayArguments = (portFlag ? ["--port", "0"] : []) + ["--public", packageRoot + "/public"] + arguments
+                      descriptorLimit: Int? = nil, portFlag: Bool = true,
+                      over transport: Transport = .plain) async throws -> GatewayProcess {
+        var gatewayArguments = (portFlag ? ["--port", "0"] : []) + ["--public", packageRoot + "/public"] + arguments
+        if transport == .tls && !arguments.contains("--tls-cert") {  // the test certificate unless given others
+            let certificates = TestCertificates.shared
+            gatewayArguments += ["--tls-cert", certificates.serverChain, "--tls-key", certificates.serverKey]
+        }
         let child: ChildProcess
         if let descriptorLimit {
             child = try ChildProcess("/bin/sh", ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"",
@@ -39,19 +48,43 @@ final class GatewayProcess: Sendable {
             await child.stop()
             throw HarnessFailure("no start line from sse-gateway; stderr: \(child.stderr.text)")
         }
-        return GatewayProcess(child: child, port: port)
+        return GatewayProcess(child: child, port: port, transport: transport)
     }
 
-    private init(child: ChildProcess, port: Int) {
+    private init(child: ChildProcess, port: Int, transport: Transport) {
         self.child = child
         self.port = port
+        self.transport = transport
+    }
+
+    /// A fresh client connection over the gateway's transport.
+    func connect(deadline: ContinuousClock.Instant = .now + .seconds(10)) async throws -> HTTPClient {
+        try await HTTPClient.connect(port: port, deadline: deadline, tls: transport.client)
+    }
+
+    /// Opens an SSE stream over the gateway's transport.
+    func openStream(_ target: String, headWithin seconds: Double = 10) async throws
+        -> (stream: RawSSEStream, head: HTTPResponseParser.Head?) {
+        try await RawSSEStream.open(port: port, target: target, headWithin: seconds, tls: transport.client)
+    }
+
+    /// The base URL and the curl options that reach this gateway (for HTTPS:
+    /// `https://localhost:<port>` resolved to 127.0.0.1, trusting the test CA).
+    var curlBase: (url: String, options: [String]) {
+        switch transport {
+        case .plain:
+            return ("http://127.0.0.1:\(port)", [])
+        case .tls:
+            return ("https://localhost:\(port)", ["--cacert", TestCertificates.shared.caCertificate,
+                                                   "--resolve", "localhost:\(port):127.0.0.1"])
+        }
     }
 
     /// One request on a fresh connection.
     func send(_ method: String, _ target: String, body: [UInt8]? = nil,
               within seconds: Double = 10) async throws -> HTTPClient.Response {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        let client = try await HTTPClient.connect(port: port, deadline: deadline)
+        let client = try await connect(deadline: deadline)
         defer { client.close() }
         try await client.request(method, target, body: body)
         return try await client.response(deadline: deadline)
@@ -103,10 +136,10 @@ func parseMetrics(_ text: String) -> [String: Double] {
 /// Runs `body` against a fresh gateway process and kills the process afterwards
 /// (whether `body` returned, threw, or already stopped it).
 func withGatewayProcess(_ arguments: [String] = [], environment: [String: String] = [:],
-                        descriptorLimit: Int? = nil,
+                        descriptorLimit: Int? = nil, over transport: Transport = .plain,
                         _ body: (GatewayProcess) async throws -> Void) async throws {
     let gateway = try await GatewayProcess.start(arguments, environment: environment,
-                                                 descriptorLimit: descriptorLimit)
+                                                 descriptorLimit: descriptorLimit, over: transport)
     do {
         try await body(gateway)
     } catch {

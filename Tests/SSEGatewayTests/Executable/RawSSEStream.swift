@@ -16,10 +16,11 @@ final class RawSSEStream {
     /// Connects and sends `GET target`; nil if no response head arrives within
     /// `seconds` (the connection is then still open, waiting in the backlog:
     /// `waitForHead` can try again later).
-    static func open(port: Int, target: String, headWithin seconds: Double = 10) async throws
+    static func open(port: Int, target: String, headWithin seconds: Double = 10,
+                     tls: TLSClientContext? = nil) async throws
         -> (stream: RawSSEStream, head: HTTPResponseParser.Head?)
     {
-        let client = try await HTTPClient.connect(port: port, deadline: .now + .seconds(10))
+        let client = try await HTTPClient.connect(port: port, deadline: .now + .seconds(10), tls: tls)
         try await client.request("GET", target, headers: [("Accept", "text/event-stream")])
         let stream = RawSSEStream(client: client)
         return (stream, try await stream.waitForHead(upTo: seconds))

@@ -3,20 +3,21 @@ import Glibc
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 
 /// The real executable stopped by a signal while streams are open.
 @Suite(.serialized)
 struct ShutdownTests {
     /// On SIGTERM or SIGINT with 20 open streams the process exits 0 within 2 s, every stream ends with the chunked terminator, and stderr has a start and a stop line.
-    @Test(arguments: [SIGTERM, SIGINT])
-    func signalEndsEveryStreamAndExitsZero(signal: Int32) async throws {
-        try await withGatewayProcess { gateway in
+    @Test(arguments: [SIGTERM, SIGINT], Transport.allCases)
+    func signalEndsEveryStreamAndExitsZero(signal: Int32, transport: Transport) async throws {
+        try await withGatewayProcess(over: transport) { gateway in
             _ = try await gateway.publish("/state/news", "s1")
             var streams: [RawSSEStream] = []
             defer { for stream in streams { stream.close() } }
             for index in 0..<20 {
                 let target = index.isMultiple(of: 2) ? "/events/news" : "/state/news"
-                let (stream, head) = try await RawSSEStream.open(port: gateway.port, target: target)
+                let (stream, head) = try await gateway.openStream(target)
                 streams.append(stream)
                 #expect(head?.status == 200)
                 #expect(head?.headers["Transfer-Encoding"] == "chunked")

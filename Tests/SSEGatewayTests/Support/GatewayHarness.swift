@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 /// The package's root directory (where `public/` lives), found from this file's path.
@@ -11,17 +12,28 @@ let packageRoot: String = {
     return url.path
 }()
 
-/// A gateway running inside the test process on an ephemeral port of 127.0.0.1.
+/// A gateway running inside the test process on an ephemeral port of
+/// 127.0.0.1, speaking plain HTTP or HTTPS as `transport` says. Every client
+/// helper here connects over that transport, so a test written against them
+/// runs over both by taking a `Transport` argument.
 final class RunningGateway: Sendable {
     let gateway: Gateway
+    let transport: Transport
     private let task: Task<Void, Never>
 
     var port: Int { gateway.port }
 
-    init(_ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+    /// Starts a gateway; over `.tls` with the test certificate chain and key
+    /// (set before `configure`, which may replace them).
+    init(over transport: Transport = .plain, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+        self.transport = transport
         var configuration = GatewayConfiguration()
         configuration.port = 0
         configuration.publicDirectory = packageRoot + "/public"
+        if transport == .tls {
+            configuration.tlsCertificate = TestCertificates.shared.serverChain
+            configuration.tlsKey = TestCertificates.shared.serverKey
+        }
         configure(&configuration)
         let gateway = try Gateway(configuration: configuration)
         self.gateway = gateway
@@ -37,7 +49,7 @@ final class RunningGateway: Sendable {
     /// One request on a fresh connection.
     func send(_ method: String, _ target: String, headers: [(String, String)] = [],
               body: [UInt8]? = nil) async throws -> HTTPClient.Response {
-        let client = try await HTTPClient.connect(port: port)
+        let client = try await connect()
         defer { client.close() }
         try await client.request(method, target, headers: headers, body: body)
         return try await client.response(deadline: .now + .seconds(10), requestWasHead: method == "HEAD")
@@ -57,7 +69,7 @@ final class RunningGateway: Sendable {
 
     /// Opens an SSE stream and reads its response head.
     func subscribe(_ target: String, headers: [(String, String)] = []) async throws -> SSEStream {
-        try await SSEStream.open(port: port, target: target, headers: headers)
+        try await SSEStream.open(client: try await connect(), target: target, headers: headers)
     }
 
     /// `/metrics` as a map from `name{labels}` to value.
@@ -84,10 +96,10 @@ final class RunningGateway: Sendable {
     }
 }
 
-/// Runs `body` against a fresh in-process gateway, stopping it afterwards.
-func withGateway(_ configure: (inout GatewayConfiguration) -> Void = { _ in },
+/// Runs `body` against a fresh in-process gateway over `transport`, stopping it afterwards.
+func withGateway(over transport: Transport = .plain, _ configure: (inout GatewayConfiguration) -> Void = { _ in },
                  _ body: (RunningGateway) async throws -> Void) async throws {
-    let gateway = try RunningGateway(configure)
+    let gateway = try RunningGateway(over: transport, configure)
     do {
         try await body(gateway)
     } catch {
@@ -111,8 +123,13 @@ final class SSEStream {
         self.head = head
     }
 
+    /// Opens a plain-HTTP stream to 127.0.0.1:`port` (tests that do not take a `Transport`).
     static func open(port: Int, target: String, headers: [(String, String)] = []) async throws -> SSEStream {
-        let client = try await HTTPClient.connect(port: port)
+        try await open(client: try await HTTPClient.connect(port: port), target: target, headers: headers)
+    }
+
+    /// Sends `GET target` on `client` and reads the response head.
+    static func open(client: HTTPClient, target: String, headers: [(String, String)] = []) async throws -> SSEStream {
         try await client.request("GET", target, headers: [("Accept", "text/event-stream")] + headers)
         guard case .head(let head)? = try await client.nextEvent(deadline: .now + .seconds(10)) else {
             throw HTTPResponseParser.Failure(reason: "no response head for \(target)")

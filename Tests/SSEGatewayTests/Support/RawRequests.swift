@@ -12,9 +12,9 @@ let patience: Duration = .seconds(10)
 /// Requests `HTTPClient.request` cannot express (broken framing, bare line
 /// ends, HTTP/1.0, pipelining), written as raw bytes on a fresh connection.
 extension RunningGateway {
-    /// Opens a connection and writes `text` as is.
+    /// Opens a connection over the gateway's transport and writes `text` as is.
     func connect(sending text: String = "") async throws -> HTTPClient {
-        let client = try await HTTPClient.connect(port: port)
+        let client = try await HTTPClient.connect(port: port, deadline: .now + patience, tls: transport.client)
         if !text.isEmpty { try await client.send(text) }
         return client
     }
@@ -22,7 +22,7 @@ extension RunningGateway {
     /// Writes `bytes` on a fresh connection, reads one response, then waits
     /// for the server to close; `closed` is false if it stays open (or sends more).
     func exchange(_ bytes: [UInt8]) async throws -> (response: HTTPClient.Response, closed: Bool) {
-        let client = try await HTTPClient.connect(port: port)
+        let client = try await connect()
         defer { client.close() }
         try await client.send(bytes)
         let response = try await client.response(deadline: .now + patience)
