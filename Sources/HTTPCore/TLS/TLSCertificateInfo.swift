@@ -34,7 +34,7 @@ public struct TLSCertificateInfo: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// When validity ends, as an HTTP date (`Wed, 02 Dec 2026 12:00:00 GMT`).
-    public var expiry: String { HTTPDate.format(epochSeconds: Int(notAfter)) }
+    public var expiry: String { HTTPDate.format(Int(notAfter)) }
 
     public var description: String {
         "\(subject), serial \(serialNumber), valid until \(expiry)"

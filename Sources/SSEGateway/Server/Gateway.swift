@@ -37,7 +37,7 @@ final class Gateway: Sendable {
         let hub = Hub(configuration: hubConfiguration)
         self.hub = hub
 
-        let limit = Gateway.raiseDescriptorLimit()
+        let limit = DescriptorLimit.raiseToHard()
         descriptorLimit = limit
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
@@ -139,19 +139,6 @@ final class Gateway: Sendable {
             await hub.sendHeartbeats(idleFor: configuration.heartbeatInterval)
             await hub.sweep()
         }
-    }
-
-    /// Raises the soft open-descriptor limit to the hard one (as nginx's
-    /// `worker_rlimit_nofile` would) and returns the limit in force.
-    static func raiseDescriptorLimit() -> UInt64 {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return UInt64(limit.rlim_cur)
     }
 
     /// Connections to hold when not configured: the descriptor limit less a

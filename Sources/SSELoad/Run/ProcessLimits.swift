@@ -1,20 +1,12 @@
 import Glibc
+import HTTPCore
 
 /// The process's open-descriptor limit, which caps how many connections one
 /// run can hold.
 enum DescriptorLimit {
     /// Raises the soft `RLIMIT_NOFILE` to the hard limit (as the gateway does)
     /// and returns the soft limit then in force.
-    static func raise() -> UInt64 {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return UInt64(limit.rlim_cur)
-    }
+    static func raise() -> UInt64 { HTTPCore.DescriptorLimit.raiseToHard() }
 
     /// Descriptors a run needs: one per connection plus a reserve for the
     /// event loop, standard streams and the runtime.

@@ -1,13 +1,30 @@
+import Glibc
+import Synchronization
+
 /// HTTP dates (RFC 9110 §5.6.7) without Foundation formatters or the C locale:
 /// writes IMF-fixdate, reads all three forms a recipient must accept.
-/// Times are whole seconds since the Unix epoch, always UTC.
-enum HTTPDate {
+/// Times are whole seconds since the Unix epoch, always UTC. The one place
+/// HTTP dates are written and read (the `Date` header, `Last-Modified`,
+/// `If-Modified-Since`, certificate expiry in logs).
+public enum HTTPDate {
+    private static let cache = Mutex<(second: Int, text: String)>((-1, ""))
+
+    /// The `Date` header value for now, formatted at most once a second.
+    public static func now() -> String {
+        let second = Int(time(nil))
+        return cache.withLock { cached in
+            if cached.second == second { return cached.text }
+            cached = (second, format(second))
+            return cached.text
+        }
+    }
+
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` for 784111777.
-    static func format(_ seconds: Int) -> String {
+    public static func format(_ seconds: Int) -> String {
         let days = floorDiv(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)
@@ -19,7 +36,7 @@ enum HTTPDate {
     /// Reads IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850
     /// (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`).
     /// The weekday is not checked. Anything else is nil.
-    static func parse(_ text: String) -> Int? {
+    public static func parse(_ text: String) -> Int? {
         let words = text.split(separator: " ")
         let day: Substring, month: Substring, year: Substring, time: Substring
         switch words.count {
