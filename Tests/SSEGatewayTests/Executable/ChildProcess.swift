@@ -12,10 +12,14 @@ final class PipeCollector: Sendable {
     init(reading descriptor: Int32) {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         let thread = Thread { [self] in
+            // read(2) itself, not `availableData`: that traps on EINTR, which a
+            // SIGCHLD (another child ending) delivered to this thread causes.
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                state.withLock { $0.bytes.append(contentsOf: data) }
+                let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                state.withLock { $0.bytes.append(contentsOf: buffer[0..<count]) }
             }
             state.withLock { $0.closed = true }
         }

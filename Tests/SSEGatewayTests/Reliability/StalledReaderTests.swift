@@ -1,0 +1,339 @@
+import Foundation
+import Synchronization
+import Testing
+
+extension Reliability {
+    /// Subscribers that never read, beside a few that do, while a lot is published.
+    @Suite struct StalledReaders {
+        static let stalled = 200
+        static let readers = 5
+        static let publishers = 4
+        /// 100,000 events of 200 bytes in the soak (issue 8). In CI 10,000 of 1,000 bytes:
+        /// fewer publishes, and still 10 MB for each subscriber, over twice what the kernel
+        /// holds for a loopback client that does not read (measured: about 4 MiB on
+        /// `/events`, 2 MiB on `/state`), so the stalled ones really stall.
+        static let events = Soak.isOn ? 100_000 : 10_000
+        static let size = Soak.isOn ? 200 : 1_000
+        /// Small, so a reader that stops is cut soon after its socket is full.
+        static let queueLimit = 256
+        /// How far the publishers may run ahead of the slowest reader: well inside the
+        /// queue limit, as a client that keeps up is (on a loaded machine a free-running
+        /// publisher could outrun a reader in this same process and get it cut too).
+        static let lead = 128
+        /// RSS may rise this far above its level with every subscriber connected.
+        /// What the gateway must hold is bounded by the queue limit: on `/events` at
+        /// most 256 pending frames per subscriber (shared: each is encoded once per
+        /// publish) plus the 256-event replay window, under 1 MiB of frames and
+        /// pointers; on `/state` one frame per subscriber. Unbounded queues would hold
+        /// 200 × 10,000 references (16 MB) and every frame (10 MB).
+        static let residentBound = 8 * 1_048_576
+
+        /// 200 `/events` subscribers that never read and 5 that read, while 10,000 events of 1,000 bytes are published (100,000 of 200 in the soak): the 5 get every event once, in order; the 200 are cut and counted (slow_subscriber_disconnects_total 200, their connections closed) and what they got ends without a terminator; the gateway's RSS stays within 8 MiB of its level before publishing.
+        @Test func stalledEventsReadersAreCutOthersGetEverything() async throws {
+            try await withGatewayProcess(["--events-queue-limit", "\(Self.queueLimit)"]) { gateway in
+                let target = "/events/stalled"
+                let stalled = try await openStalled(gateway, target: target)
+                defer { for stream in stalled { stream.close() } }
+                #expect(try await gateway.waitForMetric(subscribersMetric(.events), toBe: Double(Self.stalled), upTo: 10)
+                        == Double(Self.stalled))
+                let base = gateway.probe.residentBytes()
+                let peaks = PeakSampler(gateway.probe)
+
+                // The readers read all; the publishers stay at most `lead` ahead of the slowest.
+                let events = Self.events
+                let readers = Readers(port: gateway.port, target: target, order: .contiguous, count: Self.readers)
+                async let readResults = readers.run { stream, _ in try await stream.read(count: events, within: 30) }
+                try await readers.waitUntilOpen()
+                let published = try await publishAll(port: gateway.port, target: target, progress: readers.progress,
+                                                      lead: Self.lead)
+                try await readers.waitUntilRead()
+                let peak = await peaks.stop()
+                #expect(published.ids == Set(1...UInt64(events)), "every publish got its own id, 1...\(events)")
+                // Every stalled one was cut and its connection closed; the readers are still there.
+                let disconnects = try await gateway.waitForMetric("sse_gateway_slow_subscriber_disconnects_total",
+                                                                  toBe: Double(Self.stalled), upTo: 10)
+                #expect(disconnects == Double(Self.stalled))
+                #expect(try await gateway.waitForMetric("sse_gateway_connections", toBe: Double(Self.readers + 1), upTo: 10)
+                        == Double(Self.readers + 1), "the readers' connections and the metrics request's")
+                #expect(try await gateway.metrics()[subscribersMetric(.events)] == Double(Self.readers))
+                readers.release()
+                for result in try await readResults {
+                    #expect(result.problem == nil, "reader \(result.index): \(result.problem ?? "")")
+                    #expect(result.count == events && result.first == 1 && result.last == UInt64(events),
+                            "reader \(result.index): \(result.count) events, ids \(result.first ?? 0)...\(result.last ?? 0)")
+                }
+
+                // What each stalled one got ends without the terminator, its last events in order.
+                var received: [Int] = []
+                let endings = await stalled.drainAll(within: 20)
+                for (index, stream) in stalled.enumerated() {
+                    let ending = endings[index]
+                    guard case .cut = ending else {
+                        Issue.record("stalled reader \(index) was not cut: \(ending)")
+                        continue
+                    }
+                    let last = stream.lastEvents().compactMap { $0.id.flatMap { UInt64($0) } }
+                    #expect(!last.isEmpty && zip(last, last.dropFirst()).allSatisfy { $0 + 1 == $1 } && last.last! < UInt64(events),
+                            "stalled reader \(index) ended with ids \(last.suffix(5))")
+                    received.append(stream.bodyBytes)
+                }
+                #expect(peak.resident <= base + Self.residentBound,
+                        "RSS peaked at \(mebibytes(peak.resident)), \(mebibytes(base)) before publishing")
+                #expect(try await gateway.waitUntilQuiet(upTo: 10)[subscribersMetric(.events)] == 0)
+                Soak.report("stalled /events: \(events) events of \(Self.size) bytes in \(secondsText(published.took)); "
+                    + "\(Self.readers) readers got all; \(Int(disconnects ?? -1)) stalled readers cut after "
+                    + "\(mebibytes(received.min() ?? 0))–\(mebibytes(received.max() ?? 0)) each; gateway RSS "
+                    + "\(mebibytes(base)) before, peak \(mebibytes(peak.resident)); descriptors peak \(peak.descriptors)")
+            }
+        }
+
+        /// 200 `/state` subscribers that never read and 5 that read, while 10,000 values of 1,000 bytes are published (100,000 of 200 in the soak): none is cut, the gateway's RSS stays within 8 MiB of its level before publishing, and once they read, every one of them, stalled or not, ends on the last value published, with ids only ever increasing.
+        @Test func stalledStateReadersAreKeptAndLandOnTheLatest() async throws {
+            try await withGatewayProcess(["--events-queue-limit", "\(Self.queueLimit)"]) { gateway in
+                let target = "/state/stalled"
+                let stalled = try await openStalled(gateway, target: target)
+                defer { for stream in stalled { stream.close() } }
+                #expect(try await gateway.waitForMetric(subscribersMetric(.state), toBe: Double(Self.stalled), upTo: 10)
+                        == Double(Self.stalled))
+                let base = gateway.probe.residentBytes()
+                let peaks = PeakSampler(gateway.probe)
+
+                let lastID = Locked<UInt64?>(nil)
+                let readers = Readers(port: gateway.port, target: target, order: .increasing, count: Self.readers)
+                async let readResults = readers.run { stream, _ in
+                    // As values come until the publishers are done, then through their last id.
+                    while lastID.value == nil {
+                        _ = try await stream.read(count: stream.count + 1, within: 0.3)
+                    }
+                    return try await stream.read(throughID: lastID.value ?? 0, within: 30)
+                }
+                try await readers.waitUntilOpen()
+                // Superseded values are skipped, so the readers need not keep up: no lead.
+                let published = try await publishAll(port: gateway.port, target: target, progress: nil, lead: 0)
+                let newest = published.newest
+                lastID.set(newest.id)
+                try await readers.waitUntilRead()
+                let peak = await peaks.stop()
+                #expect(published.ids == Set(1...UInt64(Self.events)))
+                let metrics = try await gateway.metrics()
+                #expect(metrics["sse_gateway_slow_subscriber_disconnects_total"] == 0)
+                #expect(metrics[subscribersMetric(.state)] == Double(Self.stalled + Self.readers))
+                #expect(peak.resident <= base + Self.residentBound,
+                        "RSS peaked at \(mebibytes(peak.resident)), \(mebibytes(base)) before publishing")
+                readers.release()
+                for result in try await readResults {
+                    #expect(result.problem == nil, "reader \(result.index): \(result.problem ?? "")")
+                    #expect(result.last == newest.id && result.lastTag == newest.tag,
+                            "reader \(result.index) ended on \(result.last ?? 0) \(result.lastTag ?? "")")
+                }
+
+                // Now the stalled ones read: each drains its socket and lands on the newest value.
+                var received: [Int] = []
+                let endings = await stalled.drainAll(within: 20, untilLastID: newest.id)
+                for (index, stream) in stalled.enumerated() {
+                    let ending = endings[index]
+                    let last = stream.lastEvents()
+                    let ids = last.compactMap { $0.id.flatMap { UInt64($0) } }
+                    #expect(ending == .reached && last.last.map { payloadTag($0.data) } == Substring(newest.tag),
+                            "stalled reader \(index): \(ending), ended on \(ids.last ?? 0)")
+                    #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }, "stalled reader \(index): ids \(ids)")
+                    received.append(stream.bodyBytes)
+                }
+                for stream in stalled { stream.close() }
+                #expect(try await gateway.waitUntilQuiet(upTo: 10)[subscribersMetric(.state)] == 0)
+                Soak.report("stalled /state: \(Self.events) values of \(Self.size) bytes in \(secondsText(published.took)); "
+                    + "0 readers cut; the \(Self.stalled) stalled readers drained \(mebibytes(received.min() ?? 0))–"
+                    + "\(mebibytes(received.max() ?? 0)) each and all ended on id \(newest.id); gateway RSS "
+                    + "\(mebibytes(base)) before, peak \(mebibytes(peak.resident)); descriptors peak \(peak.descriptors)")
+            }
+        }
+
+        /// Opens the subscribers that will not read.
+        private func openStalled(_ gateway: GatewayProcess, target: String) async throws -> [StalledStream] {
+            var streams: [StalledStream] = []
+            for _ in 0..<Self.stalled {
+                do {
+                    streams.append(try await StalledStream.open(port: gateway.port, target: target))
+                } catch {
+                    for stream in streams { stream.close() }
+                    throw error
+                }
+            }
+            return streams
+        }
+    }
+}
+
+/// The subscribers that read, each in a task of its own: they open, run the
+/// test's reading, then stay subscribed until `release()` so the test can look
+/// at the gateway with them still there.
+struct Readers: Sendable {
+    let port: Int
+    let targets: [String]
+    let order: CheckedStream.IDOrder
+    let progress: ReaderProgress
+    /// Makes the data check of each reader.
+    private let makeCheck: @Sendable () -> (UInt64, String) -> String?
+    private let opened = Counter()
+    private let done = Counter()
+    private let held = Flag(true)
+
+    /// Reader i subscribes to `targets[i]`.
+    init(port: Int, targets: [String], order: CheckedStream.IDOrder,
+         check makeCheck: @escaping @Sendable () -> (UInt64, String) -> String? = { PublisherSequences().check }) {
+        self.port = port
+        self.targets = targets
+        self.order = order
+        self.makeCheck = makeCheck
+        progress = ReaderProgress(targets.count)
+    }
+
+    /// `count` readers of one target.
+    init(port: Int, target: String, order: CheckedStream.IDOrder, count: Int) {
+        self.init(port: port, targets: Array(repeating: target, count: count), order: order)
+    }
+
+    var count: Int { targets.count }
+
+    /// Runs the readers to the end (after `release()`); what each saw, by index.
+    func run(_ body: @escaping @Sendable (CheckedStream, Int) async throws -> Bool) async throws -> [ReaderResult] {
+        try await withThrowingTaskGroup(of: ReaderResult.self, returning: [ReaderResult].self) { group in
+            for index in targets.indices {
+                group.addTask {
+                    let stream = try await CheckedStream.open(port: port, target: targets[index], order: order,
+                                                              check: makeCheck(),
+                                                              onEvents: { progress.set($0, reader: index) })
+                    defer { stream.close() }
+                    opened.increment()
+                    let complete = try await body(stream, index)
+                    let result = ReaderResult(index: index, count: stream.count, first: stream.first, last: stream.last,
+                                              lastTag: stream.lastData.map { String(payloadTag($0)) },
+                                              problem: stream.problem ?? (complete ? nil : "stopped at \(stream.count) events, id \(stream.last ?? 0)"))
+                    done.increment()
+                    let deadline = ContinuousClock.now + .seconds(120)
+                    while held.value && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+                    return result
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }.sorted { $0.index < $1.index }
+        }
+    }
+
+    /// Waits (up to 20 s) until every reader is subscribed.
+    func waitUntilOpen() async throws {
+        try await waitFor(opened, toReach: count, upTo: 20)
+    }
+
+    /// Waits (up to 60 s) until every reader finished reading; what they saw is returned by `run` after `release()`.
+    func waitUntilRead() async throws {
+        try await waitFor(done, toReach: count, upTo: 60)
+    }
+
+    /// Lets the readers leave.
+    func release() { held.set(false) }
+}
+
+/// How many events each reader has, for publishers that must not outrun them.
+final class ReaderProgress: Sendable {
+    private let counts: Mutex<[Int]>
+
+    init(_ readers: Int) {
+        counts = Mutex([Int](repeating: 0, count: readers))
+    }
+
+    func set(_ count: Int, reader: Int) { counts.withLock { $0[reader] = count } }
+
+    var slowest: Int { counts.withLock { $0.min() ?? 0 } }
+}
+
+/// What one reader saw.
+struct ReaderResult: Sendable {
+    var index: Int
+    var count: Int
+    var first: UInt64?
+    var last: UInt64?
+    var lastTag: String?
+    var problem: String?
+}
+
+/// Publishers' tags are `p<k>.<sequence>`: each publisher's sequences must arrive in order.
+final class PublisherSequences {
+    private var last: [Int: Int] = [:]
+
+    func check(_ id: UInt64, _ data: String) -> String? {
+        let parts = payloadTag(data).dropFirst().split(separator: ".").compactMap { Int($0) }
+        guard parts.count == 2 else { return "data \(data.prefix(24))" }
+        defer { last[parts[0]] = parts[1] }
+        if let previous = last[parts[0]], parts[1] <= previous {
+            return "publisher \(parts[0])'s \(parts[1]) after its \(previous)"
+        }
+        return nil
+    }
+}
+
+/// Waits (up to `seconds`) until `counter` reaches `value`.
+func waitFor(_ counter: Counter, toReach value: Int, upTo seconds: Int) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while counter.value < value {
+        guard ContinuousClock.now < deadline else {
+            throw HarnessFailure("only \(counter.value) of \(value) ready within \(seconds) s")
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+/// What the publishers of `publishAll` did.
+struct Published: Sendable {
+    /// Every id the replies carried.
+    var ids: Set<UInt64> = []
+    /// The publish with the highest id, and its tag.
+    var newest: (id: UInt64, tag: String) = (0, "")
+    var took: Duration = .zero
+}
+
+/// `StalledReaders.events` publishes of `StalledReaders.size` bytes to `target` by
+/// `StalledReaders.publishers` keep-alive publishers (publisher k's n-th is tagged
+/// `p<k>.<n>`); with `progress`, none runs more than `lead` publishes ahead of the
+/// slowest reader (waiting at most 30 s for it).
+func publishAll(port: Int, target: String, progress: ReaderProgress?, lead: Int) async throws -> Published {
+    typealias Stalled = Reliability.StalledReaders
+    let sent = Counter()
+    let start = ContinuousClock.now
+    var published = try await withThrowingTaskGroup(of: Published.self, returning: Published.self) { group in
+        for publisherIndex in 0..<Stalled.publishers {
+            group.addTask {
+                let publisher = KeepAlivePublisher(port: port)
+                defer { publisher.close() }
+                var mine = Published()
+                var sequence = 0
+                while true {
+                    let number = sent.increment()
+                    if number >= Stalled.events { break }
+                    if let progress {
+                        let deadline = ContinuousClock.now + .seconds(30)
+                        while number - progress.slowest > lead {
+                            guard ContinuousClock.now < deadline else {
+                                throw HarnessFailure("the readers stopped at \(progress.slowest) events")
+                            }
+                            try await Task.sleep(for: .milliseconds(1))
+                        }
+                    }
+                    sequence += 1
+                    let tag = "p\(publisherIndex).\(sequence)"
+                    let id = try await publisher.publish(target, payload(tag, size: Stalled.size))
+                    mine.ids.insert(id)
+                    if id > mine.newest.id { mine.newest = (id, tag) }
+                }
+                return mine
+            }
+        }
+        var all = Published()
+        for try await one in group {
+            all.ids.formUnion(one.ids)
+            if one.newest.id > all.newest.id { all.newest = one.newest }
+        }
+        return all
+    }
+    published.took = ContinuousClock.now - start
+    return published
+}
