@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The project's test command (the README's, and what CI runs after installing).
+#
+#   bash scripts/test.sh          unit, socket, end-to-end and executable tests, then the
+#                                 reliability suite (churn, stalled readers, load), then the
+#                                 browser page in headless Chromium (skipped outside CI when
+#                                 Chromium is missing)
+#   bash scripts/test.sh --full   the same, then fuzzing (60 s a target) and the whole suite
+#                                 under ThreadSanitizer and AddressSanitizer (CI runs this)
+#
+# The reliability suite runs on its own: it loads both cores for a minute and a half,
+# which would starve the timing-sensitive socket tests if they ran beside it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+full=false
+[ "${1:-}" = "--full" ] && full=true
+
+echo "== swift test (everything but the reliability suite)"
+swift test --skip Reliability
+
+echo "== swift test --filter Reliability"
+swift test --filter Reliability
+
+echo "== browser tests"
+bash Tests/browser/run.sh
+
+if $full; then
+    if [ -x Fuzz/run-all.sh ]; then
+        echo "== fuzzing, 60 s a target"
+        bash Fuzz/run-all.sh 60
+    fi
+    if [ -x scripts/sanitizers.sh ]; then
+        echo "== sanitizers"
+        bash scripts/sanitizers.sh
+    fi
+fi
