@@ -28,7 +28,7 @@ struct CommandLineTests {
         let configuration = try parsed([
             "--url", "http://10.0.0.7:9000/sse/", "--subscribers", "10000", "--topics=100", "--channel", "state",
             "--publishers", "8", "--rate", "250.5", "--size", "256", "--duration", "30s", "--ramp", "500ms",
-            "--connect-timeout", "2m", "--settle", "0", "--topic-prefix", "bench/a", "--publishes", "77", "--json",
+            "--connect-timeout", "2m", "--settle", "0", "--topic-prefix", "bench/a", "--publishes", "77", "--json", "--stall-after", "0",
         ])
         #expect(configuration.target == LoadTarget(host: "10.0.0.7", port: 9000, basePath: "/sse"))
         #expect(configuration.subscribers == 10_000)
@@ -43,6 +43,7 @@ struct CommandLineTests {
         #expect(configuration.settle == .zero)
         #expect(configuration.topicPrefix == "bench/a")
         #expect(configuration.publishLimit == 77)
+        #expect(configuration.stallAfter == 0)
         #expect(configuration.json)
         #expect(configuration.target.path(.state, configuration.topicName(3)) == "/sse/state/bench/a/3")
     }

@@ -25,6 +25,8 @@ import Testing
             #expect(report.publishesAcked == 40)
             #expect(report.publishesFailed == 0)
             #expect(report.expectedDeliveries == 50 * 40)
+            #expect(report.serverCountedDeliveries == 50 * 40)
+            #expect(report.subscriberCountMismatches == 0)
             #expect(report.eventsReceived == 50 * 40)
             #expect(report.loss == 0)
             #expect(report.duplicates == 0)
@@ -78,6 +80,29 @@ import Testing
             #expect(report.loss == nil)
             #expect(report.eventsReceived > 0 && report.eventsReceived <= report.expectedDeliveries)
             #expect(report.jsonLine.contains("\"loss\":null"))
+        }
+    }
+
+    /// A stalled /state reader (reads nothing while 500 values are published) still ends on the newest value.
+    @Test func aStalledStateReaderEndsOnTheNewestValue() async throws {
+        try await withGateway { port in
+            let configuration = quickConfiguration(port: port) {
+                $0.channel = .state
+                $0.subscribers = 1
+                $0.topics = 1
+                $0.publishers = 2
+                $0.rate = 0
+                $0.publishLimit = 500
+                $0.stallAfter = 0
+                $0.topicPrefix = "e2e/stalled"
+            }
+            let report = try await LoadRun(configuration: configuration).run()
+            #expect(report.publishesAcked == 500)
+            #expect(report.connectionsEstablished == 1)
+            #expect(report.endedEarly == 0)
+            #expect(report.notOnLatest == 0)
+            #expect(report.outOfOrder == 0 && report.duplicates == 0)
+            #expect(report.eventsReceived >= 1 && report.eventsReceived <= 500)
         }
     }
 

@@ -24,14 +24,36 @@ final class LoadStats: Sendable {
     let lastDeliveryNanos = Atomic<UInt64>(0)
     /// Set when the run is ending: streams closing from now on are not "early".
     let stopping = Atomic<Bool>(false)
+    /// Set when the publishers have stopped (stalled subscribers read again from then on).
+    let publishingEnded = Atomic<Bool>(false)
 
     private static let shardCount = 16
     private let latencyShards: [HistogramBox]
     private let connectLatency = HistogramBox()
     private let firstError = Mutex<String?>(nil)
+    /// Per topic, subscribers streaming now as this process knows them: counted
+    /// up when a `200` head arrives, down when the stream ends while the run goes
+    /// on. Publishers read it when they send, to know how many deliveries they owe.
+    private let topicStreaming: [CounterBox]
 
-    init() {
+    init(topics: Int = 1) {
         latencyShards = (0..<Self.shardCount).map { _ in HistogramBox() }
+        topicStreaming = (0..<max(1, topics)).map { _ in CounterBox() }
+    }
+
+    /// A subscriber of `topic` started streaming.
+    func streamingStarted(topic: Int) {
+        topicStreaming[topic].value.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// A subscriber of `topic` stopped streaming while the run went on.
+    func streamingEnded(topic: Int) {
+        topicStreaming[topic].value.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Subscribers of `topic` streaming now.
+    func streaming(topic: Int) -> Int {
+        topicStreaming[topic].value.load(ordering: .sequentiallyConsistent)
     }
 
     /// Subscribers connected whose stream has not ended.
@@ -86,6 +108,11 @@ final class LoadStats: Sendable {
 
     /// Connect latencies (start of connect to response head).
     func connectLatencies() -> LatencyHistogram { connectLatency.histogram.withLock { $0 } }
+}
+
+/// A counter that can be an array element (an `Atomic` cannot).
+final class CounterBox: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 /// A histogram behind its own lock (a `Mutex` cannot be an array element).

@@ -25,6 +25,9 @@ struct PublisherClient: Sendable {
             let deadline = ContinuousClock.now + configuration.connectTimeout
             do {
                 if connection == nil { connection = try await PublishConnection.open(plan.address, deadline: deadline) }
+                // Deliveries owed: the topic's subscribers streaming now, as this process knows them
+                // (a server's own count could hide a subscriber it never queued for).
+                let streaming = stats.streaming(topic: topic)
                 let sent = MonotonicClock.nanoseconds()
                 let body = Payload(publisher: index, sequence: sequences[topic], sentNanos: sent).encoded(size: configuration.size)
                 let reply = try await connection!.exchange(plan.publishRequest(topic: topic, body: body), deadline: deadline)
@@ -33,16 +36,24 @@ struct PublisherClient: Sendable {
                     connection?.close()
                     connection = nil
                 }
-                guard reply.status == 200, let parsed = PublishReply(body: reply.body) else {
+                // 2xx: the gateway answers 200, Nchan 201 (delivered) or 202 (queued, no subscriber).
+                guard (200...299).contains(reply.status) else {
                     let line = reply.body.prefix(120).prefix { $0 != 0x0A && $0 != 0x0D }
                     fail(&result, "publish: status \(reply.status): \(String(decoding: line, as: UTF8.self))")
                     continue
                 }
+                let parsed = PublishReply(body: reply.body)
                 result.acked += 1
-                result.expected += parsed.subscribers
+                result.expected += streaming
+                if let parsed {
+                    result.serverCounted += parsed.subscribers
+                    if parsed.subscribers != streaming { result.countMismatches += 1 }
+                } else {
+                    result.repliesWithoutCount += 1
+                }
                 result.ackLatency.record(ackedAt - sent)
-                result.note(TopicLatest(id: parsed.numericID, tag: Payload(publisher: index, sequence: sequences[topic],
-                                                                           sentNanos: sent).tag, ackedAt: ackedAt), topic: topic)
+                result.note(TopicLatest(id: parsed?.numericID, tag: Payload(publisher: index, sequence: sequences[topic],
+                                                                            sentNanos: sent).tag, ackedAt: ackedAt), topic: topic)
                 stats.acked.add(1, ordering: .relaxed)
             } catch {
                 connection?.close()

@@ -20,8 +20,16 @@ struct PublisherResult: Sendable {
     var attempted = 0
     var acked = 0
     var failed = 0
-    /// Σ of the `subscribers` count of every acked publish: deliveries owed.
+    /// Σ over acked publishes of the subscribers of its topic that were streaming
+    /// (as this process knows them) when it was sent: deliveries owed.
     var expected = 0
+    /// Σ of the `subscribers` count in the server's replies (acked publishes whose
+    /// reply had one): how many subscribers the server says it queued them for.
+    var serverCounted = 0
+    /// Acked publishes whose reply had no subscriber count.
+    var repliesWithoutCount = 0
+    /// Acked publishes whose reply's count differs from the subscribers this process had streaming.
+    var countMismatches = 0
     /// Request written to reply read, for acked publishes.
     var ackLatency = LatencyHistogram()
     /// Per topic, the newest acked publish.
@@ -44,6 +52,9 @@ struct PublisherResult: Sendable {
         acked += other.acked
         failed += other.failed
         expected += other.expected
+        serverCounted += other.serverCounted
+        repliesWithoutCount += other.repliesWithoutCount
+        countMismatches += other.countMismatches
         ackLatency.merge(other.ackLatency)
         for (topic, value) in other.latest.enumerated() {
             if let value { note(value, topic: topic) }

@@ -45,6 +45,7 @@ struct SubscriberClient: Sendable {
         guard stream.status == 200, let headAt = stream.headReceivedAt else {
             return fail("subscribe: status \(stream.status ?? 0)")
         }
+        stats.streamingStarted(topic: probe.topic)
         stats.connectSucceeded(after: headAt - began, at: headAt)
         probe.enter(.streaming)
         await readEvents(&stream, batch: &batch, on: connection, firstAt: headAt)
@@ -53,13 +54,21 @@ struct SubscriberClient: Sendable {
     /// Reads until cancelled (the run is over) or the stream ends (early).
     private func readEvents(_ stream: inout SubscriberStream, batch: inout DeliveryBatch,
                             on connection: Connection, firstAt: UInt64) async {
+        let stallAfter = plan.configuration.stallAfter
+        var delivered = batch.received
         record(&batch, at: firstAt)
         do {
             while !stream.ended {
+                if let stallAfter, delivered >= stallAfter, !stats.publishingEnded.load(ordering: .relaxed) {
+                    // A stalled reader: read nothing until publishing ends, so the server's writes back up.
+                    try await Task.sleep(for: .milliseconds(10))
+                    continue
+                }
                 let bytes = try await connection.read(maxBytes: Self.readSize)
                 let now = MonotonicClock.nanoseconds()
                 if bytes.isEmpty { break }
                 try stream.feed(bytes, receivedAt: now, into: &batch)
+                delivered += batch.received
                 record(&batch, at: now)
             }
         } catch is CancellationError {
@@ -68,6 +77,7 @@ struct SubscriberClient: Sendable {
             if !stats.stopping.load(ordering: .relaxed) { stats.noteError("subscriber stream: \(Self.describe(error))") }
         }
         if !stats.stopping.load(ordering: .relaxed) && !Task.isCancelled {
+            stats.streamingEnded(topic: probe.topic)
             probe.enter(.ended)
             stats.endedEarly.add(1, ordering: .relaxed)
         }

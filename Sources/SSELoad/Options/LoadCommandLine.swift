@@ -91,6 +91,7 @@ enum LoadCommandLine {
                     + "A-Z a-z 0-9 . _ ~ - and single '/' between segments")
             }
             configuration.topicPrefix = value
+        case "stall-after": configuration.stallAfter = try integer(value, flag, 0...Int.max)
         case "json":
             guard let on = ["true": true, "1": true, "yes": true, "false": false, "0": false, "no": false][value] else {
                 throw LoadUsageError(message: "\(flag) takes no value (or true/false), not '\(value)'")

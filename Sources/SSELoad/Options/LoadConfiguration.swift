@@ -34,6 +34,9 @@ struct LoadConfiguration: Sendable, Equatable {
     var topicPrefix = "load"
     /// One JSON line instead of the human summary.
     var json = false
+    /// Each subscriber stops reading after this many deliveries until publishing
+    /// ends, then reads again (a stalled reader); nil: never stalls.
+    var stallAfter: Int? = nil
 
     /// The most subscribers one process may hold: the process has at most
     /// 20,000 descriptors, and publishers, the event loop and the runtime need some.

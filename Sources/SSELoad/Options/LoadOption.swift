@@ -39,6 +39,10 @@ struct LoadOption: Sendable {
                    summary: "Longest wait for in-flight deliveries after publishing.") { DurationText.text($0.settle) },
         LoadOption(name: "topic-prefix", placeholder: "NAME",
                    summary: "Topic names are <prefix>/<i>.") { $0.topicPrefix },
+        LoadOption(name: "stall-after", placeholder: "N",
+                   summary: "Subscribers stop reading after N deliveries until publishing ends.") {
+            $0.stallAfter.map { "\($0)" } ?? "off"
+        },
         LoadOption(name: "json", placeholder: nil,
                    summary: "Print one JSON line instead of the summary.") { $0.json ? "on" : "off" },
     ]

@@ -4,9 +4,12 @@ import StreamHub
 /// and the summary prints for people. Built once, from the run's counters.
 ///
 /// Definitions: `eventsReceived` counts deliveries of this run's payloads,
-/// duplicates included; `expectedDeliveries` is the sum of the `subscribers`
-/// count of every acked publish (how many subscribers the gateway queued it
-/// for); `loss` is expected − (received − duplicates), not below 0, and nil on
+/// duplicates included; `expectedDeliveries` is the sum, over acked publishes,
+/// of the subscribers of the publish's topic that were streaming when it was
+/// sent, as this process knows them (connected with a `200` head, stream not
+/// ended) — not the server's own count, which is kept beside it
+/// (`serverCountedDeliveries`) with the number of replies that disagreed;
+/// `loss` is expected − (received − duplicates), not below 0, and nil on
 /// `/state`, where a slow reader skips superseded values by design.
 struct LoadReport: Sendable {
     var configuration: LoadConfiguration
@@ -24,6 +27,10 @@ struct LoadReport: Sendable {
     var eventsReceived: Int
     var unrecognizedEvents: Int
     var expectedDeliveries: Int
+    /// Σ of the subscriber counts in the server's replies; nil when a reply had none.
+    var serverCountedDeliveries: Int?
+    /// Acked publishes whose reply's subscriber count differed from this process's.
+    var subscriberCountMismatches: Int
     var duplicates: Int
     var outOfOrder: Int
     /// Subscriber streams that ended while the run went on (slow-subscriber
@@ -57,6 +64,8 @@ struct LoadReport: Sendable {
         eventsReceived = stats.received.load(ordering: .relaxed)
         unrecognizedEvents = stats.unrecognized.load(ordering: .relaxed)
         expectedDeliveries = published.expected
+        serverCountedDeliveries = published.repliesWithoutCount == 0 ? published.serverCounted : nil
+        subscriberCountMismatches = published.countMismatches
         duplicates = stats.duplicates.load(ordering: .relaxed)
         outOfOrder = stats.outOfOrder.load(ordering: .relaxed)
         endedEarly = stats.endedEarly.load(ordering: .relaxed)

@@ -33,6 +33,8 @@ extension LoadReport {
         json.add("events_received", .int(eventsReceived))
         json.add("unique_deliveries", .int(uniqueDeliveries))
         json.add("expected_deliveries", .int(expectedDeliveries))
+        json.add("server_counted_deliveries", serverCountedDeliveries.map(JSONLine.Value.int) ?? .null)
+        json.add("subscriber_count_mismatches", .int(subscriberCountMismatches))
         json.add("loss", loss.map(JSONLine.Value.int) ?? .null)
         json.add("duplicates", .int(duplicates))
         json.add("out_of_order", .int(outOfOrder))

@@ -26,6 +26,11 @@ extension LoadReport {
         lines.append(Self.row("deliveries", "\(eventsReceived) received, \(expectedDeliveries) expected; \(lossText), "
             + "\(duplicates) duplicates, \(outOfOrder) out of order"
             + (unrecognizedEvents > 0 ? ", \(unrecognizedEvents) unrecognized" : "")))
+        if serverCountedDeliveries != expectedDeliveries || subscriberCountMismatches > 0 {
+            let counted = serverCountedDeliveries.map { "\($0)" } ?? "not given in every reply"
+            lines.append(Self.row("", "the server counted \(counted) (\(subscriberCountMismatches) publishes "
+                + "whose reply's subscriber count differed from the subscribers streaming here)"))
+        }
         lines.append(Self.row("throughput", "\(Self.number(deliveriesPerSecond)) deliveries/s"))
         if latency.isEmpty {
             lines.append(Self.row("latency", "no samples"))

@@ -23,7 +23,7 @@ struct LoadRun: Sendable {
     /// Runs the load; `showProgress` redraws a progress line on standard output once a second.
     func run(showProgress: Bool = false) async -> LoadReport {
         let configuration = plan.configuration
-        let stats = LoadStats()
+        let stats = LoadStats(topics: configuration.topics)
         let probes = (0..<configuration.subscribers).map { SubscriberProbe(topic: configuration.topic(ofSubscriber: $0)) }
         var timeline = Timeline(startNanos: MonotonicClock.nanoseconds())
         let start = ContinuousClock.now
@@ -39,6 +39,7 @@ struct LoadRun: Sendable {
             timeline.publishStartNanos = MonotonicClock.nanoseconds()
             let published = await publish(stats)
             timeline.publishEndNanos = MonotonicClock.nanoseconds()
+            stats.publishingEnded.store(true, ordering: .sequentiallyConsistent)
             await settle(stats, probes: probes, published: published)
             stats.stopping.store(true, ordering: .sequentiallyConsistent)
             group.cancelAll()
