@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// The counters every subscriber task adds to, readable at any time by the
@@ -28,7 +29,7 @@ final class LoadStats: Sendable {
     private static let shardCount = 16
     private let latencyShards: [HistogramBox]
     private let connectLatency = HistogramBox()
-    private let firstError = Mutex<String?>(nil)
+    private let firstError = Locked<String?>(nil)
 
     init() {
         latencyShards = (0..<Self.shardCount).map { _ in HistogramBox() }
@@ -88,7 +89,7 @@ final class LoadStats: Sendable {
     func connectLatencies() -> LatencyHistogram { connectLatency.histogram.withLock { $0 } }
 }
 
-/// A histogram behind its own lock (a `Mutex` cannot be an array element).
+/// A histogram behind its own lock (a `Locked` cannot be an array element).
 final class HistogramBox: Sendable {
-    let histogram = Mutex(LatencyHistogram())
+    let histogram = Locked(LatencyHistogram())
 }
