@@ -14,23 +14,25 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // `Locked`: the package's one lock, a Mutex whose hand-offs ThreadSanitizer sees.
+        .target(name: "Locking"),
         // Sockets, the epoll loop, HTTP/1.1. Knows nothing of topics.
-        .target(name: "HTTPCore", dependencies: ["CStreamsSSL"]),
+        .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "Locking"]),
         // Topics, subscribers, ids, replay windows. Knows nothing of sockets.
-        .target(name: "StreamHub"),
+        .target(name: "StreamHub", dependencies: ["Locking"]),
         // The executable: routes, SSE, publishing, static files, metrics, CLI.
         .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
-        .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub"]),
+        .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub", "Locking"]),
         // For tests: throwaway certificates (made with the openssl command at run
         // time), the plain/TLS `Transport` that parameterizes tests, children
         // spawned safely, and large payloads built without holding a cooperative thread.
         .target(name: "TestSupport", dependencies: ["HTTPCore", "CStreamsSSL"], path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport"]),
-        .testTarget(name: "StreamHubTests", dependencies: ["StreamHub"]),
-        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "TestSupport"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
+        .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "Locking"]),
+        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
         .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "HTTPCore", "StreamHub", "SSEGateway"]),
     ],
     swiftLanguageModes: [.v6]

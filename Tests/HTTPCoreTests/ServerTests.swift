@@ -1,8 +1,9 @@
 import Glibc
 import HTTPCore
+import Locking
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The server over real sockets on 127.0.0.1; every test runs over plain HTTP and over TLS.
 struct ServerTests {
@@ -231,7 +232,7 @@ struct ServerTests {
     @Test(arguments: Transport.allCases)
     func gracefulShutdownClosesEverything(_ transport: Transport) async throws {
         let stop = Signal()
-        let stopFanout = Mutex<[Signal]>([])
+        let stopFanout = Locked<[Signal]>([])
         let handler: HTTPHandler = { request in
             if request.head.target == "/stream" {
                 return HTTPResponse(head: HTTPResponseHead(status: .ok), body: .stream { stream in

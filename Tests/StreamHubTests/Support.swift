@@ -1,10 +1,10 @@
-import Synchronization
-import Testing
+import Locking
 @testable import StreamHub
+import Testing
 
 /// A clock tests move by hand: time logic is tested without sleeping.
 final class ManualClock: Sendable {
-    private let instant = Mutex(ContinuousClock.now)
+    private let instant = Locked(ContinuousClock.now)
 
     var now: ContinuousClock.Instant { instant.withLock { $0 } }
 
@@ -15,7 +15,7 @@ final class ManualClock: Sendable {
 
 /// Values collected from any thread (onFinish handlers).
 final class Recorder<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Locked<[Value]>([])
 
     var all: [Value] { values.withLock { $0 } }
 

@@ -81,7 +81,25 @@ public enum Spawn {
         var raw: Int32 = 0
         while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
         let (exited, code) = decode(raw)
-        return (exited ? code : 128 + code, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
+        return (exited ? code : 128 + code, readText(errors))
+    }
+
+    /// The file's bytes as text ("" if it cannot be read). Not `String(contentsOfFile:)`:
+    /// on an empty file (a child that printed nothing) FoundationEssentials leaks the
+    /// 4 KiB buffer it read into, and AddressSanitizer's leak check fails the run.
+    private static func readText(_ path: String) -> String {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { Glibc.close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public struct SpawnFailed: Error, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A minimal HTTP/1.1 client connection on the event loop, for tests and the
 /// load tool: send a request, read the response head, then the body whole or
@@ -91,7 +91,7 @@ public final class HTTPClient: Sendable {
 
 /// The parser behind a lock, so the client can be `Sendable`; one task reads at a time.
 private final class ParserBox: Sendable {
-    private let parser = Mutex(HTTPResponseParser())
+    private let parser = Locked(HTTPResponseParser())
 
     func append(_ bytes: [UInt8]) { parser.withLock { $0.append(bytes) } }
 

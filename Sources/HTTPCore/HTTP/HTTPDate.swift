@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import Locking
 
 /// HTTP dates (RFC 9110 §5.6.7) without Foundation formatters or the C locale:
 /// writes IMF-fixdate, reads all three forms a recipient must accept.
@@ -7,7 +7,7 @@ import Synchronization
 /// HTTP dates are written and read (the `Date` header, `Last-Modified`,
 /// `If-Modified-Since`, certificate expiry in logs).
 public enum HTTPDate {
-    private static let cache = Mutex<(second: Int, text: String)>((-1, ""))
+    private static let cache = Locked<(second: Int, text: String)>((-1, ""))
 
     /// The `Date` header value for now, formatted at most once a second.
     public static func now() -> String {

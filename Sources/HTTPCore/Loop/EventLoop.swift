@@ -1,6 +1,7 @@
 import CStreamsSSL
 import Foundation
 import Glibc
+import Locking
 import Synchronization
 
 /// The readiness engine: one dedicated thread blocked in `epoll_wait`, woken
@@ -27,7 +28,7 @@ public final class EventLoop: Sendable {
 
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let state = Mutex(LoopState())
+    private let state = Locked(LoopState())
     private let nextWaiterID = Atomic<UInt64>(1)
 
     init() throws(SystemError) {

@@ -1,4 +1,5 @@
 import Glibc
+import Locking
 import Synchronization
 
 /// An HTTP/1.1 server on the event loop, speaking HTTPS when given a TLS
@@ -20,7 +21,7 @@ public final class HTTPServer: Sendable {
     public let tls: TLSServerContext?
     let handler: HTTPHandler
     private let listener: Listener
-    private let state = Mutex(ServerState())
+    private let state = Locked(ServerState())
     private let onAcceptError: @Sendable (SystemError) -> Void
 
     /// The server's lifecycle; every transition is listed in `ServerState`.

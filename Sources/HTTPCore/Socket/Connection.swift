@@ -1,5 +1,6 @@
 import CStreamsSSL
 import Glibc
+import Locking
 import Synchronization
 
 /// A connected, non-blocking TCP socket registered with the event loop,
@@ -21,7 +22,7 @@ public final class Connection: Sendable {
     /// closed (close_notify, then freed) before the descriptor.
     let tls: TLSSession?
     /// Guards the descriptor's life: `abort` shuts it down only while open.
-    private let lifecycle = Mutex(Lifecycle.open)
+    private let lifecycle = Locked(Lifecycle.open)
 
     private enum Lifecycle {
         case open

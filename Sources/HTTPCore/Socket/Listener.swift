@@ -1,5 +1,6 @@
 import CStreamsSSL
 import Glibc
+import Locking
 import Synchronization
 
 /// A listening TCP socket on the event loop. Accepted connections are born
@@ -13,7 +14,7 @@ public final class Listener: Sendable {
     let loop: EventLoop
     /// True until `close`; `accept4` runs under it so a closed (and reused)
     /// descriptor number is never accepted on.
-    private let isOpen = Mutex(true)
+    private let isOpen = Locked(true)
 
     /// Binds and listens. `SO_REUSEADDR` so a restart does not wait for TIME_WAIT.
     public init(address: SocketAddress, backlog: Int32 = 4096, loop: EventLoop = .shared) throws(SystemError) {

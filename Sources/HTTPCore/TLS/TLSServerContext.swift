@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// A server's TLS identity: the certificate chain and key files, and the
 /// context last built from them.
@@ -10,13 +10,13 @@ import Synchronization
 public final class TLSServerContext: Sendable {
     public let certificateChainFile: String
     public let privateKeyFile: String
-    private let current: Mutex<TLSContext>
+    private let current: Locked<TLSContext>
 
     /// Loads the files now; see `TLSContext.server` for what may fail.
     public init(certificateChainFile: String, privateKeyFile: String) throws(TLSError) {
         self.certificateChainFile = certificateChainFile
         self.privateKeyFile = privateKeyFile
-        current = Mutex(try TLSContext.server(certificateChainFile: certificateChainFile, privateKeyFile: privateKeyFile))
+        current = Locked(try TLSContext.server(certificateChainFile: certificateChainFile, privateKeyFile: privateKeyFile))
     }
 
     /// The context new connections use.

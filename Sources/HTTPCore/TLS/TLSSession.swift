@@ -1,6 +1,6 @@
 import CStreamsSSL
 import Glibc
-import Synchronization
+import Locking
 
 /// What one non-blocking TLS call did: finished with a value, or needs the
 /// socket to become readable or writable before it is retried.
@@ -40,7 +40,7 @@ final class TLSSession: Sendable {
         case write = "SSL_write"
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A server session (`context` is a server context) or a client one that
     /// sends `serverName` as SNI and verifies the certificate against it.
@@ -68,7 +68,7 @@ final class TLSSession: Sendable {
                 }
             }
         }
-        state = Mutex(State(ssl: ssl))
+        state = Locked(State(ssl: ssl))
     }
 
     deinit {

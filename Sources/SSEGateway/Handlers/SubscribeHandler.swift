@@ -34,7 +34,7 @@ struct SubscribeHandler: Sendable {
             // only the head of a streaming answer to HEAD.
             return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in })
         }
-        let lastEventID = channel == .events ? Self.lastEventID(request.head.headers) : nil
+        let lastEventID = channel == .events ? LastEventID.parse(request.head.headers["Last-Event-ID"]) : nil
         let subscription = await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
         let retryFrame = retryFrame
         return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { stream in
@@ -54,12 +54,5 @@ struct SubscribeHandler: Sendable {
                 // The client went away mid-write; the subscription is cancelled above.
             }
         })
-    }
-
-    /// `Last-Event-ID` as a decimal id; anything else counts as absent (API.md).
-    static func lastEventID(_ headers: HTTPHeaders) -> UInt64? {
-        guard let text = headers["Last-Event-ID"], !text.isEmpty, text.utf8.count <= 20,
-              text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        return UInt64(text)
     }
 }

@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// The counters every subscriber task adds to, readable at any time by the
@@ -30,7 +31,7 @@ final class LoadStats: Sendable {
     private static let shardCount = 16
     private let latencyShards: [HistogramBox]
     private let connectLatency = HistogramBox()
-    private let firstError = Mutex<String?>(nil)
+    private let firstError = Locked<String?>(nil)
     /// Per topic, subscribers streaming now as this process knows them: counted
     /// up when a `200` head arrives, down when the stream ends while the run goes
     /// on. Publishers read it when they send, to know how many deliveries they owe.
@@ -115,7 +116,7 @@ final class CounterBox: Sendable {
     let value = Atomic<Int>(0)
 }
 
-/// A histogram behind its own lock (a `Mutex` cannot be an array element).
+/// A histogram behind its own lock (a `Locked` cannot be an array element).
 final class HistogramBox: Sendable {
-    let histogram = Mutex(LatencyHistogram())
+    let histogram = Locked(LatencyHistogram())
 }

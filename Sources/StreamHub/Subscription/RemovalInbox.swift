@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Subscribers that finished on the consumer's side (cancel, task cancellation, deinit)
 /// and still sit in the hub's tables. A finishing subscription posts its key here
@@ -15,7 +15,7 @@ final class RemovalInbox: Sendable {
         var drainScheduled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Adds `key`; returns true when the caller must start a drain task.
     func post(_ key: SubscriberKey) -> Bool {

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// The storage of one subscriber: its lock-guarded `SubscriberQueue`, shared by the
 /// hub (which pushes) and the `Subscription` facade (which consumes). The hub's
@@ -7,7 +7,7 @@ import Synchronization
 /// Nothing here resumes a continuation or calls a handler while holding the lock.
 final class SubscriberCore: Sendable {
     let key: SubscriberKey
-    private let queue: Mutex<SubscriberQueue>
+    private let queue: Locked<SubscriberQueue>
     private let counters: HubCounters
     /// Where a consumer-side finish posts the key; nil for a born-finished subscriber.
     private let inbox: RemovalInbox?
@@ -17,7 +17,7 @@ final class SubscriberCore: Sendable {
     init(key: SubscriberKey, mode: SubscriberQueue.Mode, now: ContinuousClock.Instant,
          counters: HubCounters, inbox: RemovalInbox, hub: Hub) {
         self.key = key
-        self.queue = Mutex(SubscriberQueue(mode: mode, now: now))
+        self.queue = Locked(SubscriberQueue(mode: mode, now: now))
         self.counters = counters
         self.inbox = inbox
         self.hub = hub
@@ -27,7 +27,7 @@ final class SubscriberCore: Sendable {
     init(key: SubscriberKey, finished reason: FinishReason, now: ContinuousClock.Instant,
          counters: HubCounters) {
         self.key = key
-        self.queue = Mutex(SubscriberQueue(mode: .latest, finished: reason, now: now))
+        self.queue = Locked(SubscriberQueue(mode: .latest, finished: reason, now: now))
         self.counters = counters
         self.inbox = nil
         self.hub = nil

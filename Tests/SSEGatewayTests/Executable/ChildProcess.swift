@@ -1,12 +1,12 @@
 import Foundation
 import Glibc
-import Synchronization
+import Locking
 import TestSupport
 
 /// Everything a child writes to one pipe, read on a thread of its own so the
 /// child never blocks on a full pipe. The thread ends at EOF (the child exited).
 final class PipeCollector: Sendable {
-    private let state = Mutex<(bytes: [UInt8], closed: Bool)>(([], false))
+    private let state = Locked<(bytes: [UInt8], closed: Bool)>(([], false))
 
     /// Takes ownership of the pipe's reading end.
     init(reading descriptor: Int32) {
@@ -131,7 +131,7 @@ final class ChildProcess: Sendable {
 /// How and when the child ended, and when it was last signalled (the two
 /// instants `ChildProcess.timeFromSignalToExit` is measured between).
 final class ExitClock: Sendable {
-    private let state = Mutex<(signalled: ContinuousClock.Instant?, ended: ContinuousClock.Instant?,
+    private let state = Locked<(signalled: ContinuousClock.Instant?, ended: ContinuousClock.Instant?,
                                ending: ChildProcess.Ending?)>((nil, nil, nil))
 
     func signalled() { state.withLock { $0.signalled = .now } }

@@ -113,7 +113,7 @@ final class Counter: Sendable {
 }
 
 /// A value shared by tasks.
-final class Locked<Value: Sendable>: Sendable {
+final class SharedValue<Value: Sendable>: Sendable {
     private let state: Mutex<Value>
     init(_ value: Value) { state = Mutex(value) }
     var value: Value { state.withLock { $0 } }
@@ -168,7 +168,7 @@ struct ChurnCycle {
     func run() async throws -> Result {
         let ledger = TopicLedger(topics: Reliability.Churn.topics)
         let publishing = Flag(true)
-        let finals = Locked<[(events: UInt64, state: UInt64)]?>(nil)
+        let finals = SharedValue<[(events: UInt64, state: UInt64)]?>(nil)
         let opened = Counter()
         return try await withThrowingTaskGroup(of: Result.self) { survivors in
             // Survivors: two on /events and one on /state per topic, for the whole cycle.
@@ -223,7 +223,7 @@ struct ChurnCycle {
     /// A subscriber for the whole cycle: it reads as events come until the
     /// publishers stop, then through the last ids, then leaves.
     private func survive(topic index: Int, channel: StreamChannel, graceful: Bool, ledger: TopicLedger,
-                         opened: Counter, finals: Locked<[(events: UInt64, state: UInt64)]?>) async throws -> Result {
+                         opened: Counter, finals: SharedValue<[(events: UInt64, state: UInt64)]?>) async throws -> Result {
         var result = Result()
         result.survivors = 1
         let name = "survivor \(channel.rawValue)/\(topic(index))"

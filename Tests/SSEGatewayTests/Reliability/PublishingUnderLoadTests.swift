@@ -16,7 +16,7 @@ extension Reliability {
             try await withGatewayProcess { gateway in
                 let peaks = (gateway: PeakSampler(gateway.probe), tests: PeakSampler(.current))
                 let targets = (0..<Self.topics).map { "/events/\(Self.prefix)/\($0)" }
-                let finals = Locked<[UInt64]?>(nil)
+                let finals = SharedValue<[UInt64]?>(nil)
                 let auditors = Readers(port: gateway.port, targets: targets, order: .contiguous,
                                        check: { LoadPayloadSequences().check })
                 async let audited = auditors.run { stream, index in

@@ -20,7 +20,7 @@ extension Reliability {
             try await withGatewayProcess { gateway in
                 let port = gateway.port
                 // Readers on both channels, reading until their stream ends.
-                let endings = Locked<[CheckedStream.Ending]>([])
+                let endings = SharedValue<[CheckedStream.Ending]>([])
                 let readersOpen = Counter()
                 let readerTasks = (0..<Self.readers).map { index in
                     Task {

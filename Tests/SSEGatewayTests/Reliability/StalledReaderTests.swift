@@ -98,7 +98,7 @@ extension Reliability {
                 let base = gateway.probe.residentBytes()
                 let peaks = PeakSampler(gateway.probe)
 
-                let lastID = Locked<UInt64?>(nil)
+                let lastID = SharedValue<UInt64?>(nil)
                 let readers = Readers(port: gateway.port, target: target, order: .increasing, count: Self.readers)
                 async let readResults = readers.run { stream, _ in
                     // As values come until the publishers are done, then through their last id.
