@@ -76,6 +76,42 @@ def proc_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def cpu_busy_seconds():
+    """Per CPU, user + nice + system time so far (from /proc/stat), in seconds."""
+    busy = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *fields = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                busy[name[3:]] = (int(fields[0]) + int(fields[1]) + int(fields[2])) / CLK_TCK
+    return busy
+
+
+class Interference:
+    """How much CPU other processes took on the server's and the load's CPUs during a run:
+    CPU busy time (user + nice + system) minus what the server and the load client used,
+    as a share of the wall time. Near 0 on a quiet machine."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def __enter__(self):
+        self.wall, self.busy, self.server_cpu = time.monotonic(), cpu_busy_seconds(), self.server.cpu()
+        return self
+
+    def finish(self, result, load_cpu):
+        wall = time.monotonic() - self.wall
+        busy = cpu_busy_seconds()
+        server_cpu = self.server.cpu() - self.server_cpu
+        result["server_cpu_s"] = round(server_cpu, 3)
+        result["others_cpu0_pct"] = round(max(0.0, busy[SERVER_CPU] - self.busy[SERVER_CPU] - server_cpu) / wall * 100)
+        result["others_cpu1_pct"] = round(max(0.0, busy[LOAD_CPU] - self.busy[LOAD_CPU] - load_cpu) / wall * 100)
+        result["load_avg_1m"] = round(os.getloadavg()[0], 2)
+
+    def __exit__(self, *exc):
+        pass
+
+
 def children(pid):
     found = []
     for entry in os.listdir("/proc"):
@@ -258,13 +294,13 @@ class Bench:
         command = ["taskset", "-c", LOAD_CPU, LOAD, "--url", f"http://127.0.0.1:{server.port}"] + options + ["--json"]
         self.note_command(scenario, command, server.port)
         self.note_command(scenario, server.command, server.port)
-        cpu_before = server.cpu()
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, preexec_fn=limit_fds)
+        with Interference(server) as watch:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, preexec_fn=limit_fds)
         lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
         if done.returncode != 0 or not lines:
             raise RuntimeError(f"sse-load exited {done.returncode}: {done.stderr.strip()[-300:]}")
         result = json.loads(lines[-1])
-        result["server_cpu_s"] = round(server.cpu() - cpu_before, 3)
+        watch.finish(result, result["load_cpu_s"])
         tally = self.counts[server.kind]
         tally[0] += result["publishes_acked"]
         tally[1] += result["subscriber_count_mismatches"]
@@ -309,7 +345,7 @@ class Bench:
 
     # --- scenarios ------------------------------------------------------------------------
 
-    def idle_hold(self, scenario, subscribers, topics, hold):
+    def idle_hold(self, scenario, subscribers, topics, hold, ramp):
         def body(system, run):
             with Server(system, self.workdir(system)) as server:
                 time.sleep(0.5)
@@ -317,7 +353,8 @@ class Bench:
                 with Sampler(server) as sampler:
                     r = self.sse_load(scenario, server, [
                         "--subscribers", str(subscribers), "--topics", str(topics), "--channel", "events",
-                        "--publishers", "0", "--duration", f"{hold}s", "--ramp", "0", "--connect-timeout", "30s",
+                        "--publishers", "0", "--duration", f"{hold}s", "--ramp", f"{ramp}s",
+                        "--connect-timeout", "30s",
                         "--topic-prefix", f"idle/{run}"], timeout=hold + 120)
                 held = sampler.rss_while_fds_at_least(base_fds + r["connections_established"])
                 if held is None:  # sampling missed the hold (should not happen): the peak instead
@@ -330,9 +367,13 @@ class Bench:
 
     def scenario_1(self):
         n, topics, hold = (200, 10, 1) if self.quick else (10_000, 100, 10)
-        self.each("1", f"idle hold, {n} subscribers over {topics} topics", self.idle_hold("1", n, topics, hold))
+        # Connects spread at 5,000/s: all at once overflows the kernel's SYN queue (tcp_max_syn_backlog,
+        # 2,048 here) and then measures SYN retransmission timers rather than the server.
+        self.each("1", f"idle hold, {n} subscribers over {topics} topics",
+                  self.idle_hold("1", n, topics, hold, n / 5000))
         if not self.quick:
-            self.each("1b", "idle hold, 19,000 subscribers over 100 topics", self.idle_hold("1b", 19_000, 100, 10))
+            self.each("1b", "idle hold, 19,000 subscribers over 100 topics",
+                      self.idle_hold("1b", 19_000, 100, 10, 19_000 / 5000))
 
     def scenario_2(self):
         if self.quick:
@@ -408,9 +449,14 @@ class Bench:
                     command = ["taskset", "-c", LOAD_CPU, wrk, "-t1", "-c32", f"-d{duration}s", "-s", script,
                                f"http://127.0.0.1:{server.port}"]
                     self.note_command("5", command, server.port)
-                    cpu_before = server.cpu()
-                    done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60)
-                    r["wrk_server_cpu_s"] = round(server.cpu() - cpu_before, 3)
+                    wrk_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    with Interference(server) as watch:
+                        done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60)
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    w = {}
+                    watch.finish(w, (after.ru_utime + after.ru_stime) - (wrk_usage.ru_utime + wrk_usage.ru_stime))
+                    r["wrk_server_cpu_s"] = w["server_cpu_s"]
+                    r["wrk_others_cpu0_pct"], r["wrk_others_cpu1_pct"] = w["others_cpu0_pct"], w["others_cpu1_pct"]
                     r["wrk_rps"] = r["wrk_non2xx"] = r["wrk_errors"] = None
                     for line in done.stdout.splitlines():
                         if line.startswith("Requests/sec:"):
@@ -508,13 +554,16 @@ class Bench:
                            "--prefix", f"tls/{run}"]
                 self.note_command("7", command, server.port)
                 self.note_command("7", server.command, server.port)
-                with Sampler(server) as sampler:
+                usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+                with Sampler(server) as sampler, Interference(server) as watch:
                     done = subprocess.run(command, capture_output=True, text=True, timeout=hold + 300,
                                           preexec_fn=limit_fds)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
                 if not lines:
                     raise RuntimeError(f"tls_hold: {done.stderr[-300:]}")
                 r = json.loads(lines[-1])
+                watch.finish(r, (after.ru_utime + after.ru_stime) - (usage.ru_utime + usage.ru_stime))
                 held = sampler.rss_while_fds_at_least(base_fds + r["established"]) or sampler.peak_rss()
                 r.update(rss_before_kib=base_rss, rss_held_kib=held,
                          bytes_per_connection=round((held - base_rss) * 1024 / max(1, r["established"])))
@@ -562,7 +611,12 @@ class Bench:
         text = w.render(started, finished)
         with open(path, "w") as f:
             f.write(text)
-        log(f"wrote {path}")
+        raw = os.path.splitext(path)[0] + ".json"
+        with open(raw, "w") as f:
+            json.dump({"started": started.isoformat(), "finished": finished.isoformat(), "argv": self.args.argv,
+                       "results": self.results, "commands": self.commands, "notes": self.notes,
+                       "failures": self.failures}, f, indent=1)
+        log(f"wrote {path} and {raw}")
 
 
 def held(r):
@@ -737,21 +791,25 @@ class Report:
         rows = [
             ("connections established", lambda r: r["connections_established"], None),
             ("connections failed", lambda r: r["connections_failed"], None),
-            ("connect time, all of them (s)", lambda r: r["connect_s"], "lower"),
+            ("last connected after (s; ramp included)", lambda r: r["connect_s"], "lower"),
+            ("connect p50 (ms)", lambda r: r["connect_p50_ms"], "lower"),
             ("connect p99 (ms)", lambda r: r["connect_p99_ms"], "lower"),
+            ("connect max (ms)", lambda r: r["connect_max_ms"], "lower"),
             ("server RSS before (MiB)", lambda r: r["rss_before_kib"] / 1024, None),
             ("server RSS holding them (MiB)", lambda r: r["rss_held_kib"] / 1024, None),
             ("**bytes per idle subscriber**", lambda r: r["bytes_per_connection"], "lower"),
             ("streams ended early", lambda r: r["slow_subscriber_disconnects"], None),
             ("server CPU over the run (s)", lambda r: r["server_cpu_s"], "lower"),
+            ("first error", lambda r: r["error"] and r["error"][:80], None),
+            OTHERS,
         ]
         for scenario, title in (("1", "1. Idle hold"), ("1b", "1b. Idle hold at the 19,000 target")):
             if scenario not in self.b.results:
                 continue
             sample = next((r for rs in self.runs(scenario).values() for r in rs if "failed" not in r), {})
             self.out(f"## {title}: {fmt(sample.get('subscribers'))} `/events` subscribers over "
-                     f"{fmt(sample.get('topics'))} topics, all connecting at once (`--ramp 0`), held "
-                     f"{fmt(sample.get('duration_s'))} s")
+                     f"{fmt(sample.get('topics'))} topics, connecting over {fmt(sample.get('ramp_s'))} s "
+                     f"(5,000 a second), held {fmt(sample.get('duration_s'))} s")
             self.out()
             self.table(scenario, rows)
             self.commands(scenario)
@@ -777,7 +835,8 @@ class Report:
         self.table("2", rows)
         self.out("Every step: ✓ held or ✗ not · achieved publishes/s · deliveries/s · p99 ms · loss · server CPU "
                  "and sse-load CPU as a share of the step's elapsed time (connect and settle included; a share "
-                 "near 100 % is a saturated core — for sse-load, the tool rather than the server is the limit):")
+                 "near 100 % is a saturated core — for sse-load, the tool rather than the server is the limit) · "
+                 "other processes' share of CPU 0 / CPU 1 (the shared machine's interference):")
         self.out()
         systems = [s for s in SYSTEMS if s in data]
         header = ["asked/s"] + [f"{LABEL[s]} #{i + 1}" for s in systems for i in range(len(data[s]))]
@@ -795,7 +854,8 @@ class Report:
                                  f"{fmt(st['deliveries_per_s'])} · {fmt(st['latency_p99_ms'])} · {fmt(st['loss'])}"
                                  + (f" · {st['slow_subscriber_disconnects']} cut"
                                     if st["slow_subscriber_disconnects"] else "")
-                                 + f" · {share(st['server_cpu_s'], st)} / {share(st['load_cpu_s'], st)}")
+                                 + f" · {share(st['server_cpu_s'], st)} / {share(st['load_cpu_s'], st)}"
+                                 + f" · {st['others_cpu0_pct']} / {st['others_cpu1_pct']} %")
             self.out(f"| {rate} | " + " | ".join(cells) + " |")
         self.out()
         self.out(f"Flood (publishers as fast as acks return, {fmt(self.flood_seconds())} s) — reported, not targeted:")
@@ -811,6 +871,7 @@ class Report:
             ("loss", lambda r: r["loss"], None),
             ("expected deliveries", lambda r: r["expected_deliveries"], None),
             ("server CPU (s) / elapsed (s)", lambda r: f"{r['server_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
+            OTHERS,
             ("sse-load CPU (s) / elapsed (s)", lambda r: f"{r['load_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
         ])
         self.commands("2")
@@ -842,6 +903,7 @@ class Report:
             ("expected deliveries", lambda r: r["expected_deliveries"], None),
             ("slow-subscriber disconnects", lambda r: r["slow_subscriber_disconnects"], None),
             ("server CPU (s) / elapsed (s)", lambda r: f"{r['server_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
+            OTHERS,
         ])
         self.commands("3")
 
@@ -858,6 +920,7 @@ class Report:
             ("latency p99 (ms)", lambda r: r["latency_p99_ms"], "lower"),
             ("loss", lambda r: r["loss"], None),
             ("server CPU (s) / elapsed (s)", lambda r: f"{r['server_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
+            OTHERS,
             ("sse-load CPU (s) / elapsed (s)", lambda r: f"{r['load_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
         ])
         self.commands("4")
@@ -881,6 +944,9 @@ class Report:
             ("server CPU (s), sse-load / wrk", lambda r: f"{r['server_cpu_s']:.1f} / {fmt(r.get('wrk_server_cpu_s'))}",
              None),
             ("sse-load CPU (s) / elapsed (s)", lambda r: f"{r['load_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
+            ("other processes on CPU 0 / CPU 1 (%), sse-load ; wrk",
+             lambda r: f"{r['others_cpu0_pct']} / {r['others_cpu1_pct']} ; "
+                       f"{r.get('wrk_others_cpu0_pct', '–')} / {r.get('wrk_others_cpu1_pct', '–')}", None),
         ])
         self.commands("5")
 
@@ -906,6 +972,7 @@ class Report:
                 ("values the reader received", lambda r: r["events_received"], None),
                 ("**reader ended on the newest value**", lambda r: r["on_latest"], None),
                 ("server CPU (s) / elapsed (s)", lambda r: f"{r['server_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
+                OTHERS,
             ])
             self.commands("6")
         if "6b" in self.b.results:
@@ -944,8 +1011,14 @@ class Report:
             ("connect time (s)", lambda r: r["connect_s"], "lower"),
             ("**bytes per idle TLS subscriber**", lambda r: r["bytes_per_connection"], "lower"),
             ("ended early", lambda r: r["ended_early"], None),
+            OTHERS,
         ])
         self.commands("7")
+
+
+# A table row: how much other processes ran on the two CPUs during a run (see Interference).
+OTHERS = ("other processes on CPU 0 / CPU 1 (% of the run)",
+          lambda r: f"{r['others_cpu0_pct']} / {r['others_cpu1_pct']}", None)
 
 
 def share(cpu, r):
