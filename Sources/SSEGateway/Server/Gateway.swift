@@ -154,6 +154,8 @@ final class Gateway: Sendable {
 /// descriptor number that was closed and reused.
 private let signalPipe: (read: Int32, write: Int32) = {
     var ends: [Int32] = [-1, -1]
+    // Created at start-up, before anything else holds descriptors: failing here means the
+    // process cannot shut down cleanly at all, so it stops with the reason.
     guard pipe(&ends) == 0 else { fatalError("pipe for signal delivery failed: errno \(errno)") }
     for end in ends {
         // Non-blocking: a handler never blocks on a full pipe, the reader never waits.
