@@ -166,7 +166,21 @@ extension HTTPServer {
 
     /// Answers a refused request and lets the caller close.
     private func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection) async {
-        try? await connection.write(refusal(status, reason), deadline: .now + .seconds(2))
+        do {
+            try await connection.write(refusal(status, reason), deadline: .now + .seconds(2))
+        } catch {
+            return
+        }
+        // Lingering close: a client may still be sending the body we refused.
+        // Closing with its bytes unread would reset the connection and could
+        // destroy the answer before the client reads it, so discard what still
+        // arrives for a moment (at most 1 s and 1 MiB) or until it closes.
+        let deadline = ContinuousClock.now + .seconds(1)
+        var discarded = 0
+        while discarded < 1 << 20,
+              let bytes = try? await connection.read(maxBytes: 16 * 1024, deadline: deadline), !bytes.isEmpty {
+            discarded += bytes.count
+        }
     }
 
     /// A refusal on the wire: the status, a one-line plain-text reason, the
