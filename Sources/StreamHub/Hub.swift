@@ -237,4 +237,9 @@ extension Hub {
     func registeredSubscribers() -> Int {
         topics.values.reduce(0) { $0 + $1.stateSubscribers.count + $1.eventsSubscribers.count }
     }
+
+    /// Events the topic's replay window holds, without pruning first (tests watch the sweep prune).
+    func heldEvents(topic name: String) -> Int {
+        topics[name]?.window.count ?? 0
+    }
 }

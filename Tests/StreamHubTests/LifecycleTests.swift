@@ -146,6 +146,25 @@ struct LifecycleTests {
         #expect(try await hub.publish(topic: "events", channel: .events, data: "new").id == 1)
     }
 
+    /// The sweep lets expired events go on a topic it keeps (for its state value or a subscriber), not only on topics it forgets (found by the reliability soak: a topic nobody published to any more kept its window for ever).
+    @Test func sweepPrunesTheWindowOfTopicsItKeeps() async throws {
+        let clock = ManualClock()
+        let hub = Hub(configuration: .testing(clock: clock) { $0.replayMaxAge = .seconds(60) })
+        for topic in ["with-state", "watched"] {
+            for index in 0..<5 { _ = try await hub.publish(topic: topic, channel: .events, data: "\(index)") }
+        }
+        _ = try await hub.publish(topic: "with-state", channel: .state, data: "kept")
+        let sub = await hub.subscribe(topic: "watched", channel: .state)
+        clock.advance(by: .seconds(61))
+        await hub.sweep()
+        #expect(await hub.snapshot().topics == 2)
+        #expect(await hub.heldEvents(topic: "with-state") == 0)
+        #expect(await hub.heldEvents(topic: "watched") == 0)
+        // The ids go on: the topics were kept.
+        #expect(try await hub.publish(topic: "with-state", channel: .events, data: "next").id == 6)
+        sub.cancel()
+    }
+
     /// Unsubscribing keeps a topic whose window still holds events.
     @Test func unsubscribeKeepsTopicWithWindow() async throws {
         let hub = Hub(configuration: .testing())

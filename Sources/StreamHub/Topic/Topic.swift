@@ -82,11 +82,13 @@ struct Topic: Sendable {
 
     /// Whether anything here is worth keeping: subscribers, a state value, or events
     /// still in the window after pruning by age. Forgetting a topic resets its ids.
+    ///
+    /// The window is pruned first whatever the answer: a topic kept for its state
+    /// value or its subscribers must still let its expired events go, and the
+    /// hub's once-a-second sweep (which asks this) is what frees them on a topic
+    /// nobody publishes to any more.
     mutating func isWorthKeeping(now: ContinuousClock.Instant) -> Bool {
-        if !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty || stateFrame != nil {
-            return true
-        }
         window.prune(now: now)
-        return !window.isEmpty
+        return !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty || stateFrame != nil || !window.isEmpty
     }
 }
