@@ -5,9 +5,9 @@ import Synchronization
 /// An HTTP/1.1 server on the event loop, speaking HTTPS when given a TLS
 /// context (the handshake runs in the connection's task, within the header
 /// timeout, before any HTTP is parsed). Each accepted connection runs as a
-/// child task of one discarding task group inside `run()`, so cancelling the
-/// task running `run()` cancels every connection, and `run()` returns only
-/// when all of them have ended (each closing its socket exactly once).
+/// task that `run()` tracks (`ConnectionTasks`), so cancelling the task
+/// running `run()` cancels every connection, and `run()` returns only when all
+/// of them have ended (each closing its socket exactly once).
 ///
 /// Graceful shutdown is separate from cancellation: `shutdown()` stops
 /// accepting and closes connections that wait for a request; connections busy
@@ -72,7 +72,8 @@ public final class HTTPServer: Sendable {
         }
         guard started else { return }
         let reserveStart = Self.reserveStart(limit: Self.descriptorLimit.soft)
-        await withDiscardingTaskGroup { group in
+        let connections = ConnectionTasks()
+        await withTaskCancellationHandler {
             var backoff = Self.firstBackoff
             // Set when the last accepted descriptor reached the reserve: then
             // every accept first checks that a descriptor below it is free.
@@ -113,12 +114,15 @@ public final class HTTPServer: Sendable {
                 }
                 if counters.open.load(ordering: .relaxed) > configuration.maxConnections {
                     counters.refused.add(1, ordering: .relaxed)
-                    group.addTask { await self.refuse(connection) }
+                    connections.start { await self.refuse(connection) }
                 } else {
-                    group.addTask { await self.serve(connection) }
+                    connections.start { await self.serve(connection) }
                 }
             }
             listener.close()
+            await connections.waitUntilNoneRun()
+        } onCancel: {
+            connections.cancelAll()
         }
         state.withLock { $0.lifecycle = .stopped }
     }
