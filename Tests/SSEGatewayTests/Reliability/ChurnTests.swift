@@ -25,7 +25,8 @@ extension Reliability {
                 let probe = gateway.probe
                 let startDescriptors = probe.openDescriptors()
 
-                let warmUp = try await ChurnCycle(number: 0, sessions: Self.warmUpSessions, port: gateway.port).run()
+                let ledger = TopicLedger(topics: Self.topics)
+                let warmUp = try await ChurnCycle(sessions: Self.warmUpSessions, port: gateway.port, ledger: ledger).run()
                 warmUp.expectClean()
                 _ = try await gateway.waitUntilQuiet(upTo: 10)
                 let baseline = await gateway.waitForDescriptors(startDescriptors, upTo: 5)
@@ -41,7 +42,7 @@ extension Reliability {
                 var resident = settled
                 repeat {
                     let peaks = (gateway: PeakSampler(probe), tests: PeakSampler(.current))
-                    let result = try await ChurnCycle(number: cycle, sessions: Self.cycleSessions, port: gateway.port).run()
+                    let result = try await ChurnCycle(sessions: Self.cycleSessions, port: gateway.port, ledger: ledger).run()
                     let gatewayPeak = await peaks.gateway.stop(), testsPeak = await peaks.tests.stop()
                     result.expectClean()
                     sessions += result.sessions
@@ -121,15 +122,17 @@ final class SharedValue<Value: Sendable>: Sendable {
     func update(_ body: (inout Value) -> Void) { state.withLock { body(&$0) } }
 }
 
-/// One churn cycle on fresh topics `churn/c<number>/<t>`: survivors subscribe for
-/// the whole cycle, one publisher per topic posts every 100 ms (events each
-/// time, state every fourth time), `Reliability.Churn.concurrency` workers run `sessions`
+/// One churn cycle on the topics `churn/<t>`: survivors subscribe for the whole
+/// cycle, one publisher per topic posts every 100 ms (events each time, state
+/// every fourth time), `Reliability.Churn.concurrency` workers run `sessions`
 /// short subscriptions between them, then the publishers stop, the survivors
-/// read through the last ids and leave.
+/// read through the last ids and leave. The topics live on from cycle to cycle
+/// (each holds a state value), their ids going on from the ledger's: the same
+/// topics churned for half an hour show what a long-lived deployment keeps.
 struct ChurnCycle {
-    let number: Int
     let sessions: Int
     let port: Int
+    let ledger: TopicLedger
 
     /// What a cycle saw.
     struct Result: Sendable {
@@ -163,10 +166,9 @@ struct ChurnCycle {
         }
     }
 
-    func topic(_ index: Int) -> String { "churn/c\(number)/\(index)" }
+    func topic(_ index: Int) -> String { "churn/\(index)" }
 
     func run() async throws -> Result {
-        let ledger = TopicLedger(topics: Reliability.Churn.topics)
         let publishing = Flag(true)
         let finals = SharedValue<[(events: UInt64, state: UInt64)]?>(nil)
         let opened = Counter()
@@ -270,7 +272,8 @@ struct ChurnCycle {
     }
 
     /// The publisher of one topic: every 100 ms an event, every fourth time a state
-    /// value too, each `"<sequence> xxx…"`; each reply's id must be the sequence.
+    /// value too, each `"<sequence> xxx…"` (going on from the ledger's); each
+    /// reply's id must be the sequence.
     /// A failure stops every publisher (and with them the sessions).
     private func publish(topic index: Int, ledger: TopicLedger, while publishing: Flag) async -> Result {
         let publisher = KeepAlivePublisher(port: port)
@@ -278,12 +281,13 @@ struct ChurnCycle {
         var result = Result()
         let start = ContinuousClock.now + .milliseconds(index * 100 / Reliability.Churn.topics)
         var tick = 0
-        var stateSequence: UInt64 = 0
+        let eventsBefore = ledger.acked(topic: index, channel: .events)
+        var stateSequence = ledger.acked(topic: index, channel: .state)
         do {
             while publishing.value {
                 try await Task.sleep(until: start + .milliseconds(100 * tick), clock: .continuous)
                 tick += 1
-                let sequence = UInt64(tick)
+                let sequence = eventsBefore + UInt64(tick)
                 let id = try await publisher.publish("/events/\(topic(index))", payload("\(sequence)", size: 120))
                 if id != sequence { result.problems.append("events/\(topic(index)): publish \(sequence) got id \(id)") }
                 ledger.note(id, topic: index, channel: .events)
@@ -305,7 +309,7 @@ struct ChurnCycle {
         return result
     }
 
-    /// An event's data starts with its id (one publisher per topic and channel, ids from 1).
+    /// An event's data starts with its id (one publisher per topic and channel, its sequence the id).
     static func dataMatchesID(_ id: UInt64, _ data: String) -> String? {
         payloadTag(data) == "\(id)" ? nil : "data \(data.prefix(24)) under id \(id)"
     }
