@@ -118,6 +118,12 @@ public final class HTTPServer: Sendable {
                 } else {
                     connections.start { await self.serve(connection) }
                 }
+                // Behind the connection tasks just started: while clients keep
+                // arriving, accept never returns "would block", and this loop would
+                // otherwise accept faster than connections are served, holding
+                // thousands of them (and their memory) in user space instead of
+                // leaving the excess in the kernel's listen queue.
+                await Task.yield()
             }
             listener.close()
             await connections.waitUntilNoneRun()

@@ -72,6 +72,43 @@ extension Reliability {
                     + "\(mebibytes(resident)) at the end")
             }
         }
+
+        /// 10,000 clients (50 at a time) that connect, send a subscribe request and reset at once, as fast as they can: the gateway accepts no faster than it serves, so what waits stays in the kernel's listen queue — the gateway's descriptors peak under 1,000 and its RSS under 16 MiB above where it started (before the fix they reached thousands and 100+ MiB) — and afterwards nothing is left: gauges 0, descriptors back where they were.
+        @Test func connectionFloodWaitsInTheListenQueue() async throws {
+            try await withGatewayProcess { gateway in
+                let probe = gateway.probe
+                let startDescriptors = probe.openDescriptors()
+                let base = probe.residentBytes()
+                let peaks = PeakSampler(probe)
+                let port = gateway.port
+                let next = Counter()
+                let failures = await withTaskGroup(of: [String].self, returning: [String].self) { group in
+                    for _ in 0..<50 {
+                        group.addTask {
+                            var failures: [String] = []
+                            while next.increment() < 10_000 {
+                                do {
+                                    try await CheckedStream.sendOnly(port: port, target: "/events/flood").leaveAbruptly()
+                                } catch {
+                                    if failures.count < 3 { failures.append("\(error)") }
+                                }
+                            }
+                            return failures
+                        }
+                    }
+                    return await group.reduce(into: []) { $0 += $1 }
+                }
+                let metrics = try await gateway.waitUntilQuiet(upTo: 10)
+                let peak = await peaks.stop()
+                #expect(failures.isEmpty, "\(failures.prefix(3))")
+                #expect(peak.descriptors < 1_000, "the gateway held \(peak.descriptors) descriptors")
+                #expect(peak.resident < base + 16 * 1_048_576, "RSS peaked at \(mebibytes(peak.resident)), \(mebibytes(base)) at start")
+                #expect(metrics[subscribersMetric(.events)] == 0)
+                #expect(await gateway.waitForDescriptors(startDescriptors, upTo: 5) == startDescriptors)
+                Soak.report("connection flood: 10,000 connect-request-reset clients, 50 at a time; gateway descriptors "
+                    + "peak \(peak.descriptors), RSS \(mebibytes(base)) at start, peak \(mebibytes(peak.resident))")
+            }
+        }
     }
 }
 
