@@ -79,7 +79,10 @@ extension Reliability {
                 let quiet = try await gateway.waitUntilQuiet(upTo: 10)
                 #expect(quiet[subscribersMetric(.events)] == 0)
 
-                func figure(_ key: String) -> String { report[key].map { String(format: "%g", $0) } ?? "null" }
+                func figure(_ key: String) -> String {
+                    guard let value = report[key] else { return "null" }
+                    return value == value.rounded() ? "\(Int(value))" : String(format: "%.1f", value)
+                }
                 Soak.report("publishing under load: \(Self.subscribers) subscribers on \(Self.topics) topics, "
                     + "\(Self.publishers) publishers for \(Self.seconds) s: \(figure("publishes_acked")) POSTs answered "
                     + "(\(figure("publish_rate_achieved"))/s, ack p99 \(figure("publish_ack_p99_ms")) ms), "

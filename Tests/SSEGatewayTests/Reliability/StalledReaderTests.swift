@@ -8,12 +8,12 @@ extension Reliability {
         static let stalled = 200
         static let readers = 5
         static let publishers = 4
-        /// 100,000 events of 200 bytes in the soak (issue 8). In CI 10,000 of 1,000 bytes:
-        /// fewer publishes, and still 10 MB for each subscriber, over twice what the kernel
-        /// holds for a loopback client that does not read (measured: about 4 MiB on
-        /// `/events`, 2 MiB on `/state`), so the stalled ones really stall.
-        static let events = Soak.isOn ? 100_000 : 10_000
-        static let size = Soak.isOn ? 200 : 1_000
+        /// 100,000 events of 200 bytes in the soak (issue 8). In CI 5,000 of 2,000 bytes:
+        /// a debug gateway on a loaded machine takes 1–4 ms a publish, and this is still
+        /// 10 MB for each subscriber, over twice what the kernel holds for a loopback
+        /// client that does not read (measured: 3–4 MiB), so the stalled ones really stall.
+        static let events = Soak.isOn ? 100_000 : 5_000
+        static let size = Soak.isOn ? 200 : 2_000
         /// Small, so a reader that stops is cut soon after its socket is full.
         static let queueLimit = 256
         /// How far the publishers may run ahead of the slowest reader: well inside the
@@ -23,12 +23,13 @@ extension Reliability {
         /// RSS may rise this far above its level with every subscriber connected.
         /// What the gateway must hold is bounded by the queue limit: on `/events` at
         /// most 256 pending frames per subscriber (shared: each is encoded once per
-        /// publish) plus the 256-event replay window, under 1 MiB of frames and
-        /// pointers; on `/state` one frame per subscriber. Unbounded queues would hold
-        /// 200 × 10,000 references (16 MB) and every frame (10 MB).
+        /// publish) plus the 256-event replay window: at most 512 distinct frames, 1 MiB
+        /// at 2,000 bytes (0.1 MiB at 200), and 200 × 256 pointers; on `/state` one frame
+        /// per subscriber. Unbounded queues would hold every frame (10 MB in CI, 20 MB in
+        /// the soak) and 200 references to each.
         static let residentBound = 8 * 1_048_576
 
-        /// 200 `/events` subscribers that never read and 5 that read, while 10,000 events of 1,000 bytes are published (100,000 of 200 in the soak): the 5 get every event once, in order; the 200 are cut and counted (slow_subscriber_disconnects_total 200, their connections closed) and what they got ends without a terminator; the gateway's RSS stays within 8 MiB of its level before publishing.
+        /// 200 `/events` subscribers that never read and 5 that read, while 5,000 events of 2,000 bytes are published (100,000 of 200 in the soak): the 5 get every event once, in order; the 200 are cut and counted (slow_subscriber_disconnects_total 200, their connections closed) and what they got ends without a terminator; the gateway's RSS stays within 8 MiB of its level before publishing.
         @Test func stalledEventsReadersAreCutOthersGetEverything() async throws {
             try await withGatewayProcess(["--events-queue-limit", "\(Self.queueLimit)"]) { gateway in
                 let target = "/events/stalled"
@@ -87,7 +88,7 @@ extension Reliability {
             }
         }
 
-        /// 200 `/state` subscribers that never read and 5 that read, while 10,000 values of 1,000 bytes are published (100,000 of 200 in the soak): none is cut, the gateway's RSS stays within 8 MiB of its level before publishing, and once they read, every one of them, stalled or not, ends on the last value published, with ids only ever increasing.
+        /// 200 `/state` subscribers that never read and 5 that read, while 5,000 values of 2,000 bytes are published (100,000 of 200 in the soak): none is cut, the gateway's RSS stays within 8 MiB of its level before publishing, and once they read, every one of them, stalled or not, ends on the last value published, with ids only ever increasing.
         @Test func stalledStateReadersAreKeptAndLandOnTheLatest() async throws {
             try await withGatewayProcess(["--events-queue-limit", "\(Self.queueLimit)"]) { gateway in
                 let target = "/state/stalled"

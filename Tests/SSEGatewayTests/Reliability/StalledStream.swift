@@ -64,8 +64,8 @@ final class StalledStream {
         return StalledStream(connection: connection)
     }
 
-    /// Reads everything, up to `seconds`, until the stream ends or (checked
-    /// whenever the socket is empty) the last event has the id `lastID`.
+    /// Reads everything, up to `seconds`, until the stream ends or the last
+    /// event has the id `lastID` (checked after every read: it costs one event).
     func drain(within seconds: Double, untilLastID lastID: UInt64? = nil) async -> Ending {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let readSize = 256 * 1024
@@ -81,7 +81,7 @@ final class StalledStream {
                     let after = try await connection.read(deadline: deadline)
                     return after.isEmpty ? .terminated : .cut("bytes after the terminator")
                 }
-                if let lastID, bytes.count < readSize, lastEvent()?.id == "\(lastID)" { return .reached }
+                if let lastID, lastEvent()?.id == "\(lastID)" { return .reached }
             }
         } catch IOWaitError.timedOut {
             return .stillOpen
