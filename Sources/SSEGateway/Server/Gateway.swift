@@ -14,8 +14,8 @@ import StreamHub
 /// `run()` installs the signal handlers, then logs the start line (so once
 /// that line is out, SIGTERM/SIGINT always mean a graceful stop), serves until
 /// `SIGTERM`/`SIGINT` (or `stop()`), then stops accepting, finishes every
-/// stream through the hub, waits up to the grace period for connections to
-/// end, cancels what remains, and returns.
+/// stream through the hub, waits up to half the grace period for connections
+/// to end, cancels what remains, and returns.
 final class Gateway: Sendable {
     let configuration: GatewayConfiguration
     let hub: Hub
@@ -108,8 +108,11 @@ final class Gateway: Sendable {
                 Log.info("stopping (\(reason)): no new connections, ending every stream")
                 self.server.shutdown()
                 await self.hub.shutdown()
-                // Past most of the grace period, whatever is still open is cancelled.
-                try? await Task.sleep(for: grace * 0.75)
+                // Past half the grace period, whatever is still open (a client that
+                // does not read cannot take its terminator) is cancelled: the other
+                // half is for cancelling and closing. With a quarter left, 2,000
+                // streams and 40 stalled ones on a loaded machine took 2.0 s to exit.
+                try? await Task.sleep(for: grace * 0.5)
             }
             // Either the server ended (all connections closed) or the grace ran out.
             await group.next()
