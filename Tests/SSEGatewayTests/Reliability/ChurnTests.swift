@@ -215,8 +215,7 @@ struct ChurnCycle {
             for index in 0..<Reliability.Churn.topics {
                 for (kind, channel) in [StreamChannel.events, .events, .state].enumerated() {
                     survivors.addTask {
-                        try await survive(topic: index, channel: channel, graceful: kind != 1,
-                                          ledger: ledger, opened: opened, finals: finals)
+                        try await survive(topic: index, channel: channel, graceful: kind != 1, opened: opened, finals: finals)
                     }
                 }
             }
@@ -225,8 +224,8 @@ struct ChurnCycle {
                 guard ContinuousClock.now < deadline else { throw HarnessFailure("survivors not subscribed within 20 s") }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            async let published = publishAll(ledger: ledger, while: publishing)
-            async let sessionResults = runSessions(ledger: ledger, until: publishing)
+            async let published = publishAll(while: publishing)
+            async let sessionResults = runSessions(until: publishing)
             var result = await sessionResults
             publishing.set(false)
             result.merge(await published)
@@ -240,7 +239,7 @@ struct ChurnCycle {
 
     /// `Reliability.Churn.concurrency` workers taking session numbers in turn until `sessions`
     /// ran (or a publisher failed: then no event would come).
-    private func runSessions(ledger: TopicLedger, until publishing: Flag) async -> Result {
+    private func runSessions(until publishing: Flag) async -> Result {
         let next = Counter()
         return await withTaskGroup(of: Result.self, returning: Result.self) { workers in
             for _ in 0..<Reliability.Churn.concurrency {
@@ -249,7 +248,7 @@ struct ChurnCycle {
                     while publishing.value {
                         let session = next.increment()
                         if session >= sessions { break }
-                        mine.merge(await runSession(session, ledger: ledger))
+                        mine.merge(await runSession(session))
                     }
                     return mine
                 }
@@ -262,8 +261,8 @@ struct ChurnCycle {
 
     /// A subscriber for the whole cycle: it reads as events come until the
     /// publishers stop, then through the last ids, then leaves.
-    private func survive(topic index: Int, channel: StreamChannel, graceful: Bool, ledger: TopicLedger,
-                         opened: Counter, finals: SharedValue<[(events: UInt64, state: UInt64)]?>) async throws -> Result {
+    private func survive(topic index: Int, channel: StreamChannel, graceful: Bool, opened: Counter,
+                         finals: SharedValue<[(events: UInt64, state: UInt64)]?>) async throws -> Result {
         var result = Result()
         result.survivors = 1
         let name = "survivor \(channel.rawValue)/\(topic(index))"
@@ -298,10 +297,10 @@ struct ChurnCycle {
     }
 
     /// One publisher per topic until `publishing` turns false.
-    private func publishAll(ledger: TopicLedger, while publishing: Flag) async -> Result {
+    private func publishAll(while publishing: Flag) async -> Result {
         await withTaskGroup(of: Result.self, returning: Result.self) { group in
             for index in 0..<Reliability.Churn.topics {
-                group.addTask { await publish(topic: index, ledger: ledger, while: publishing) }
+                group.addTask { await publish(topic: index, while: publishing) }
             }
             var all = Result()
             for await one in group { all.merge(one) }
@@ -313,7 +312,7 @@ struct ChurnCycle {
     /// value too, each `"<sequence> xxx…"` (going on from the ledger's); each
     /// reply's id must be the sequence.
     /// A failure stops every publisher (and with them the sessions).
-    private func publish(topic index: Int, ledger: TopicLedger, while publishing: Flag) async -> Result {
+    private func publish(topic index: Int, while publishing: Flag) async -> Result {
         let publisher = KeepAlivePublisher(port: port)
         defer { publisher.close() }
         var result = Result()
@@ -357,7 +356,7 @@ struct ChurnCycle {
     /// (of each kind) leaves right after sending its request, before the head;
     /// the others read 1–20 events (1–4 on `/state`, which changes less often),
     /// about a second's worth.
-    private func runSession(_ session: Int, ledger: TopicLedger) async -> Result {
+    private func runSession(_ session: Int) async -> Result {
         var result = Result()
         result.sessions = 1
         let graceful = session.isMultiple(of: 2)
