@@ -4,10 +4,10 @@ import Synchronization
 
 /// An HTTP/1.1 server on the event loop, speaking HTTPS when given a TLS
 /// context (the handshake runs in the connection's task, within the header
-/// timeout, before any HTTP is parsed). Each accepted connection runs as a
-/// task that `run()` tracks (`ConnectionTasks`), so cancelling the task
-/// running `run()` cancels every connection, and `run()` returns only when all
-/// of them have ended (each closing its socket exactly once).
+/// timeout, before any HTTP is parsed). Each accepted connection runs as one
+/// child task of `run()`'s task (through `ConnectionGroups`), so cancelling the
+/// task running `run()` cancels every connection, and `run()` returns only when
+/// all of them have ended (each closing its socket exactly once).
 ///
 /// Graceful shutdown is separate from cancellation: `shutdown()` stops
 /// accepting and closes connections that wait for a request; connections busy
@@ -72,8 +72,8 @@ public final class HTTPServer: Sendable {
         }
         guard started else { return }
         let reserveStart = Self.reserveStart(limit: Self.descriptorLimit.soft)
-        let connections = ConnectionTasks()
-        await withTaskCancellationHandler {
+        let connections = ConnectionGroups()
+        await connections.serve {
             var backoff = Self.firstBackoff
             // Set when the last accepted descriptor reached the reserve: then
             // every accept first checks that a descriptor below it is free.
@@ -126,9 +126,6 @@ public final class HTTPServer: Sendable {
                 await Task.yield()
             }
             listener.close()
-            await connections.waitUntilNoneRun()
-        } onCancel: {
-            connections.cancelAll()
         }
         state.withLock { $0.lifecycle = .stopped }
     }
