@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # The project's test command (the README's, and what CI runs after installing).
 #
-#   bash scripts/test.sh          unit, socket, end-to-end and executable tests, then the
-#                                 reliability suite (churn, stalled readers, load), then the
-#                                 browser page in headless Chromium (skipped outside CI when
-#                                 Chromium is missing)
-#   bash scripts/test.sh --full   the same, then fuzzing (60 s a target) and the suite
-#                                 (less the reliability suite) under ThreadSanitizer and
-#                                 AddressSanitizer
+#   bash scripts/test.sh           everything CI runs: unit, socket, end-to-end and
+#                                  executable tests, the reliability suite (churn, stalled
+#                                  readers, load), the browser page in headless Chromium
+#                                  (skipped outside CI when Chromium is missing), then
+#                                  fuzzing (60 s a target) and the suite (less the
+#                                  reliability suite) under ThreadSanitizer and
+#                                  AddressSanitizer (about 25 minutes on 2 cores)
+#   bash scripts/test.sh --quick   the same without fuzzing and sanitizers (~5 minutes)
 #
 # The reliability suite runs on its own: it loads both cores for a minute and a half,
 # which would starve the timing-sensitive socket tests if they ran beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-full=false
-[ "${1:-}" = "--full" ] && full=true
+full=true
+case "${1:-}" in
+    --quick) full=false ;;
+    '') ;;
+    *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
 
 echo "== swift test (everything but the reliability suite)"
 swift test --skip Reliability
@@ -27,14 +32,10 @@ echo "== browser tests"
 bash Tests/browser/run.sh
 
 if $full; then
-    if [ -x Fuzz/run-all.sh ]; then
-        echo "== fuzzing, 60 s a target"
-        bash Fuzz/run-all.sh 60
-    fi
-    if [ -x scripts/sanitizers.sh ]; then
-        echo "== sanitizers"
-        # The reliability suite is left out under the sanitizers: it drives the real
-        # executable for minutes, which sanitized builds slow several times over.
-        bash scripts/sanitizers.sh -- --skip Reliability
-    fi
+    echo "== fuzzing, 60 s a target"
+    bash Fuzz/run-all.sh 60
+    echo "== sanitizers"
+    # The reliability suite is left out under the sanitizers: it drives the real
+    # executable for minutes, which sanitized builds slow several times over.
+    bash scripts/sanitizers.sh -- --skip Reliability
 fi
