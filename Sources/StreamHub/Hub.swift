@@ -10,6 +10,10 @@
 /// `replayCount` events; per subscriber one state frame or `eventsQueueLimit` events.
 public actor Hub {
     private let configuration: HubConfiguration
+    /// Where the hub's work runs: the executor it was given (the gateway gives
+    /// its event loop, where the connections that publish and subscribe run,
+    /// so reaching the hub costs no thread hop), or a serial queue of its own.
+    private nonisolated let executor: any SerialExecutor
     /// Lock-free counters, readable without an actor hop.
     public nonisolated let counters: HubCounters
     /// Keys of subscribers finished by their consumers, waiting to leave `topics`.
@@ -19,12 +23,17 @@ public actor Hub {
     private var lastSubscriberID: UInt64 = 0
     private var isShutdown = false
 
-    public init(configuration: HubConfiguration = .init()) {
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
+
+    public init(configuration: HubConfiguration = .init(), executor: (any SerialExecutor)? = nil) {
         precondition(configuration.eventsQueueLimit >= 1, "eventsQueueLimit must be at least 1")
         precondition(configuration.replayCount >= 0, "replayCount must not be negative")
         precondition(configuration.replayMaxAge >= .zero, "replayMaxAge must not be negative")
         self.configuration = configuration
         self.counters = HubCounters()
+        self.executor = executor ?? QueueExecutor(label: "streams.hub")
     }
 
     deinit {

@@ -6,9 +6,10 @@ import Synchronization
 
 /// The readiness engine: one dedicated thread blocked in `epoll_wait`, woken
 /// through an eventfd. Descriptors are registered once, edge-triggered, for
-/// read, write and hang-up; tasks on the cooperative pool suspend in `wait`
-/// and are resumed by the loop thread. No syscall that can block ever runs on
-/// the pool: sockets are non-blocking and only their readiness waits here.
+/// read, write and hang-up; tasks suspend in `wait` and are resumed by the
+/// loop thread. No syscall that can block ever runs on the pool: sockets are
+/// non-blocking and only their readiness waits here. The loop is also an
+/// executor (`EventLoop+Executor`): tasks that prefer it run on its thread.
 ///
 /// Deadlines are checked every 100 ms, which is the resolution of every
 /// timeout built on them.
@@ -30,6 +31,10 @@ public final class EventLoop: Sendable {
     private let wakeFD: Int32
     private let state = Locked(LoopState())
     private let nextWaiterID = Atomic<UInt64>(1)
+    /// Jobs for the loop thread (`EventLoop+Executor`).
+    let jobs = Locked(LoopJobs())
+    /// The loop thread's `pthread_t`, set when it starts.
+    let loopThread = Atomic<UInt>(0)
 
     init() throws(SystemError) {
         epollFD = try Syscall.epollCreate()
@@ -141,12 +146,17 @@ public final class EventLoop: Sendable {
         let capacity: Int32 = 1024
         guard let events = cstreams_epoll_events_allocate(capacity) else { fatalError("cannot allocate the epoll event array") }
         defer { cstreams_epoll_events_free(events) }
+        loopThread.store(pthread_self(), ordering: .releasing)
         var nextDeadlineCheck = ContinuousClock.now
+        var batch: [UnownedJob] = []
         while true {
+            runQueuedJobs(into: &batch)
             let count: Int
             do {
-                count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: Self.tickMilliseconds)
+                count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: pollTimeout(tick: Self.tickMilliseconds))
+                loopIsAwake()
             } catch {
+                loopIsAwake()
                 // epoll_wait fails only on programmer errors (bad fd, bad pointer); log and keep going.
                 FileHandle.standardError.write(Data("event loop: \(error)\n".utf8))
                 continue

@@ -20,6 +20,9 @@ public final class HTTPServer: Sendable {
     /// The certificate and key new connections get; nil serves plain HTTP.
     public let tls: TLSServerContext?
     let handler: HTTPHandler
+    /// The loop the listener and every connection wait on, and whose thread
+    /// runs the connections' tasks.
+    public let loop: EventLoop
     private let listener: Listener
     private let state = Locked(ServerState())
     private let onAcceptError: @Sendable (SystemError) -> Void
@@ -53,6 +56,7 @@ public final class HTTPServer: Sendable {
         self.tls = tls
         self.handler = handler
         self.onAcceptError = onAcceptError
+        self.loop = loop
         listener = try Listener(address: address, backlog: configuration.backlog, loop: loop)
     }
 
@@ -63,8 +67,13 @@ public final class HTTPServer: Sendable {
     public static var descriptorLimit: (soft: UInt64, hard: UInt64) { Syscall.descriptorLimit() }
 
     /// Accepts and serves connections until `shutdown()` (or cancellation),
-    /// then waits for every connection task to end.
+    /// then waits for every connection task to end. Accepting and every
+    /// connection run on the loop's thread (`EventLoop+Executor`).
     public func run() async {
+        await withTaskExecutorPreference(loop) { await acceptAndServe() }
+    }
+
+    private func acceptAndServe() async {
         let started = state.withLock { state -> Bool in
             guard case .ready = state.lifecycle else { return false }
             state.lifecycle = .running

@@ -34,7 +34,8 @@ final class Gateway: Sendable {
         hubConfiguration.eventsQueueLimit = configuration.eventsQueueLimit
         hubConfiguration.replayCount = configuration.replayCount
         hubConfiguration.replayMaxAge = configuration.replayMaxAge
-        let hub = Hub(configuration: hubConfiguration)
+        // On the loop's thread, with the connections that publish and subscribe.
+        let hub = Hub(configuration: hubConfiguration, executor: EventLoop.shared)
         self.hub = hub
 
         let limit = DescriptorLimit.raiseToHard()
