@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// One churn cycle on the topics `churn/<t>`: survivors subscribe for the whole
 /// cycle, one publisher per topic posts every 100 ms (events each time, state
@@ -7,10 +8,13 @@ import Foundation
 /// read through the last ids and leave. The topics live on from cycle to cycle
 /// (each holds a state value), their ids going on from the ledger's: the same
 /// topics churned for half an hour show what a long-lived deployment keeps.
+/// Over `.tls` every connection speaks HTTPS, and some sessions give up
+/// during the handshake (`ChurnCycle+Handshake.swift`).
 struct ChurnCycle {
     let sessions: Int
     let port: Int
     let ledger: TopicLedger
+    var transport: Transport = .plain
 
     func topic(_ index: Int) -> String { "churn/\(index)" }
 
@@ -75,7 +79,7 @@ struct ChurnCycle {
         result.survivors = 1
         let name = "survivor \(channel.rawValue)/\(topic(index))"
         let stream = try await CheckedStream.open(port: port, target: "/\(channel.rawValue)/\(topic(index))",
-                                                  order: channel == .events ? .contiguous : .increasing,
+                                                  order: channel == .events ? .contiguous : .increasing, tls: transport.client,
                                                   check: Self.dataMatchesID)
         defer { stream.close() }
         let highest = ledger.acked(topic: index, channel: channel) + 2
@@ -121,7 +125,7 @@ struct ChurnCycle {
     /// reply's id must be the sequence.
     /// A failure stops every publisher (and with them the sessions).
     private func publish(topic index: Int, while publishing: Flag) async -> Result {
-        let publisher = KeepAlivePublisher(port: port)
+        let publisher = KeepAlivePublisher(port: port, tls: transport.client)
         defer { publisher.close() }
         var result = Result()
         let start = ContinuousClock.now + .milliseconds(index * 100 / Reliability.Churn.topics)

@@ -19,57 +19,24 @@ extension Reliability {
         /// 3,000-session cycle; in a 30-minute soak (about 500,000 sessions) 17 bytes do.
         static let residentMargin = 8 * 1_048_576
 
+        /// TLS sessions of the warm-up cycle and of one measured cycle: fewer, so
+        /// the TLS run adds about 15 s to the suite (handshakes cost the most in
+        /// a debug build).
+        static let tlsWarmUpSessions = 400
+        static let tlsCycleSessions = 1_500
+
         /// 3,000 subscribers (250 at a time, 8 topics, both channels) connect, read a few events and leave — half with a FIN, half with a reset, some before the response head — while publishers run: afterwards both subscriber gauges are 0, the gateway's descriptors are back to their count after warm-up, its RSS is within 8 MiB of where it settled, every reply id followed the previous one, and every subscriber got every event after it subscribed, in order.
         @Test func subscribersComeAndGoLeavingNothingBehind() async throws {
             try await withGatewayProcess(["--replay-max-age", "10s"]) { gateway in
-                let probe = gateway.probe
-                let startDescriptors = probe.openDescriptors()
+                _ = try await Self.churn(gateway, warmUp: Self.warmUpSessions, cycle: Self.cycleSessions)
+            }
+        }
 
-                let ledger = TopicLedger(topics: Self.topics)
-                let warmUp = try await ChurnCycle(sessions: Self.warmUpSessions, port: gateway.port, ledger: ledger).run()
-                warmUp.expectClean()
-                _ = try await gateway.waitUntilQuiet(upTo: 10)
-                let baseline = await gateway.waitForDescriptors(startDescriptors, upTo: 5)
-                try await Task.sleep(for: .seconds(1))
-                let settled = probe.residentBytes()
-                Soak.report("churn warm-up: \(warmUp.summary); gateway descriptors \(startDescriptors) at start, "
-                    + "\(baseline) after; RSS settled at \(mebibytes(settled))")
-
-                let started = ContinuousClock.now
-                let soakEnd = Soak.seconds.map { started + .seconds($0) }
-                var cycle = 1
-                var sessions = 0
-                var resident = settled
-                repeat {
-                    let peaks = (gateway: PeakSampler(probe), tests: PeakSampler(.current))
-                    let result = try await ChurnCycle(sessions: Self.cycleSessions, port: gateway.port, ledger: ledger).run()
-                    let gatewayPeak = await peaks.gateway.stop(), testsPeak = await peaks.tests.stop()
-                    result.expectClean()
-                    sessions += result.sessions
-
-                    let metrics = try await gateway.waitUntilQuiet(upTo: 10)
-                    #expect(metrics[subscribersMetric(.events)] == 0)
-                    #expect(metrics[subscribersMetric(.state)] == 0)
-                    #expect(metrics["sse_gateway_connections"] == 1, "only the metrics request is open")
-                    let descriptors = await gateway.waitForDescriptors(baseline, upTo: 5)
-                    #expect(descriptors == baseline, "gateway descriptors \(descriptors), baseline \(baseline)")
-                    #expect(gatewayPeak.descriptors < descriptorBudget && testsPeak.descriptors < descriptorBudget)
-                    try await Task.sleep(for: .seconds(1))
-                    resident = probe.residentBytes()
-                    #expect(resident <= settled + Self.residentMargin,
-                            "RSS \(mebibytes(resident)) after cycle \(cycle), settled at \(mebibytes(settled))")
-                    Soak.report("churn cycle \(cycle) at \(Int((ContinuousClock.now - started).components.seconds)) s: "
-                        + "\(result.summary); subscribers events \(Int(metrics[subscribersMetric(.events)] ?? -1)) "
-                        + "state \(Int(metrics[subscribersMetric(.state)] ?? -1)), connections "
-                        + "\(Int(metrics["sse_gateway_connections"] ?? -1)); gateway descriptors \(descriptors) "
-                        + "(peak \(gatewayPeak.descriptors), baseline \(baseline)), RSS \(mebibytes(resident)) "
-                        + "(peak \(mebibytes(gatewayPeak.resident)), settled \(mebibytes(settled))); test process "
-                        + "descriptors peak \(testsPeak.descriptors)")
-                    cycle += 1
-                } while soakEnd.map({ ContinuousClock.now < $0 }) ?? false
-                Soak.report("churn total: \(sessions) sessions in \(cycle - 1) cycles over "
-                    + "\(Int((ContinuousClock.now - started).components.seconds)) s; RSS \(mebibytes(settled)) settled → "
-                    + "\(mebibytes(resident)) at the end")
+        /// The same churn over HTTPS, 1,500 sessions (after a warm-up of 400), one in four of them giving up during the TLS handshake — connected but silent, part of a ClientHello sent, or a whole ClientHello sent and the gateway's answer read — half with a FIN, half with a reset, while TLS publishers and subscribers run: a FIN mid-handshake is answered by a close within 5 s (not at the 10 s header timeout), every abandoned handshake is counted in `sse_gateway_tls_handshake_failures_total`, and afterwards gauges, descriptors and RSS are back as over plain HTTP and every subscriber got every event in order.
+        @Test func tlsSubscribersComeAndGoSomeMidHandshake() async throws {
+            try await withGatewayProcess(["--replay-max-age", "10s"], over: .tls) { gateway in
+                let total = try await Self.churn(gateway, warmUp: Self.tlsWarmUpSessions, cycle: Self.tlsCycleSessions)
+                #expect(total.midHandshake >= Self.tlsCycleSessions / 5, "\(total.midHandshake) sessions left mid-handshake")
             }
         }
 
