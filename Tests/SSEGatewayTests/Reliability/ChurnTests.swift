@@ -20,7 +20,7 @@ extension Reliability {
         static let residentMargin = 8 * 1_048_576
 
         /// TLS sessions of the warm-up cycle and of one measured cycle: fewer, so
-        /// the TLS run adds about 15 s to the suite (handshakes cost the most in
+        /// the TLS run adds about 10 s to the suite (handshakes cost the most in
         /// a debug build).
         static let tlsWarmUpSessions = 400
         static let tlsCycleSessions = 1_500
