@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The long versions of the reliability tests (issue 8), against the real
 # executable: subscriber churn for MINUTES (default 30) in cycles of 3,000
-# sessions, then 200 stalled readers beside 5 readers while 100,000 events are
-# published (on /events and on /state), 10,000 subscribers while 8 publishers
-# post flat out for 30 s, and SIGTERM under that load.
+# sessions, the same over TLS for MINUTES again (cycles of 1,500 sessions, a
+# quarter of them leaving mid-handshake), then 200 stalled readers beside 5
+# readers while 100,000 events are published (on /events and on /state),
+# 10,000 subscribers while 8 publishers post flat out for 30 s, and SIGTERM
+# under that load.
 #
 #   bench/soak/run.sh [MINUTES]
 #

@@ -47,12 +47,13 @@ final class CheckedStream {
         self.onEvents = onEvents
     }
 
-    /// Connects, sends `GET target` and waits for the response head, which must be a `200`.
+    /// Connects (over TLS with `tls`, the handshake included in the wait), sends
+    /// `GET target` and waits for the response head, which must be a `200`.
     static func open(port: Int, target: String, order: IDOrder, headWithin seconds: Double = 10,
-                     check: ((UInt64, String) -> String?)? = nil,
+                     tls: TLSClientContext? = nil, check: ((UInt64, String) -> String?)? = nil,
                      onEvents: ((Int) -> Void)? = nil) async throws -> CheckedStream {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        let client = try await HTTPClient.connect(port: port, deadline: deadline)
+        let client = try await HTTPClient.connect(port: port, deadline: deadline, tls: tls)
         let stream = CheckedStream(client: client, order: order, check: check, onEvents: onEvents)
         do {
             try await client.request("GET", target, headers: [("Accept", "text/event-stream")])
@@ -64,9 +65,10 @@ final class CheckedStream {
         return stream
     }
 
-    /// Connects and sends `GET target` without waiting for anything (to leave before the head).
-    static func sendOnly(port: Int, target: String) async throws -> CheckedStream {
-        let client = try await HTTPClient.connect(port: port, deadline: .now + .seconds(10))
+    /// Connects (over TLS with `tls`) and sends `GET target` without waiting for
+    /// anything more (to leave before the head).
+    static func sendOnly(port: Int, target: String, tls: TLSClientContext? = nil) async throws -> CheckedStream {
+        let client = try await HTTPClient.connect(port: port, deadline: .now + .seconds(10), tls: tls)
         try await client.request("GET", target, headers: [("Accept", "text/event-stream")])
         return CheckedStream(client: client, order: .increasing, check: nil)
     }
@@ -175,20 +177,22 @@ final class CheckedStream {
     func close() { client.close() }
 }
 
-/// A keep-alive publishing connection: one `POST` at a time, each answered
-/// `200` with the new id (anything else throws). Used from one task.
+/// A keep-alive publishing connection (over TLS with `tls`): one `POST` at a
+/// time, each answered `200` with the new id (anything else throws). Used from one task.
 final class KeepAlivePublisher {
     private let port: Int
+    private let tls: TLSClientContext?
     private var client: HTTPClient?
 
-    init(port: Int) {
+    init(port: Int, tls: TLSClientContext? = nil) {
         self.port = port
+        self.tls = tls
     }
 
     /// Publishes `body` to `target` (`/events/…` or `/state/…`); the id the gateway answered with.
     func publish(_ target: String, _ body: [UInt8], within seconds: Double = 10) async throws -> UInt64 {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        if client == nil { client = try await HTTPClient.connect(port: port, deadline: deadline) }
+        if client == nil { client = try await HTTPClient.connect(port: port, deadline: deadline, tls: tls) }
         guard let client else { throw HarnessFailure("no publishing connection") }
         let response: HTTPClient.Response
         do {

@@ -9,9 +9,10 @@ import Testing
 /// other files of this directory.
 ///
 /// Short by default (the whole suite takes about a minute on a loaded 2-core
-/// machine). `STREAMS_SOAK_SECONDS=N` makes the churn run for N seconds in
-/// cycles and switches the other tests to the sizes of issue 8 (100,000 stalled
-/// events, 10,000 subscribers under load); `bench/soak/run.sh` sets it.
+/// machine). `STREAMS_SOAK_SECONDS=N` makes each churn (plain and TLS) run for
+/// N seconds in cycles and switches the other tests to the sizes of issue 8
+/// (100,000 stalled events, 10,000 subscribers under load); `bench/soak/run.sh`
+/// sets it.
 @Suite(.serialized)
 struct Reliability {}
 
