@@ -1,25 +1,36 @@
 import Glibc
 import Locking
+import Synchronization
 
 /// The event loop is also an executor: tasks that prefer it (`HTTPServer`
-/// runs every connection so) and actors that name it run their jobs on the
-/// loop thread, between two `epoll_wait` calls, like Redis's or nginx's one
-/// thread. A connection's read, parse, handler and write then run where its
-/// readiness arrives, without a thread hop or a context switch per request,
-/// and jobs queued while the loop is awake cost no wake-up.
+/// runs every connection so) and actors that name its `actorExecutor` run
+/// their jobs on the loop thread, between two `epoll_wait` calls, like Redis's
+/// or nginx's one thread. A connection's read, parse, handler and write then
+/// run where its readiness arrives, without a thread hop or a context switch
+/// per request, and jobs queued while the loop is awake cost no wake-up.
 ///
 /// What runs here must not block: it is the same rule as for the cooperative
 /// pool, and it already holds for everything built on `EventLoop.wait`.
-extension EventLoop: TaskExecutor, SerialExecutor {
+extension EventLoop: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let wakeLoop = jobs.withLock { jobs -> Bool in
-            jobs.pending.append(job)
-            guard jobs.loopIsWaiting else { return false }
-            jobs.loopIsWaiting = false  // one wake-up is enough for every job until it runs
-            return true
-        }
-        if wakeLoop { wake() }
+        jobQueue.append(.task(UnownedJob(job)))
+    }
+
+    /// Whether the caller runs on the loop thread.
+    public var isLoopThread: Bool { jobQueue.isLoopThread }
+}
+
+/// The loop thread as the serial executor of an actor (the gateway's hub):
+/// its jobs join the loop's queue, and the one thread runs them one at a time.
+public final class LoopActorExecutor: SerialExecutor {
+    private let queue: LoopJobQueue
+
+    init(queue: LoopJobQueue) {
+        self.queue = queue
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        queue.append(.actor(UnownedJob(job)))
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -27,42 +38,80 @@ extension EventLoop: TaskExecutor, SerialExecutor {
     }
 
     public func checkIsolated() {
-        precondition(isLoopThread, "not on the event loop's thread")
+        precondition(queue.isLoopThread, "not on the event loop's thread")
+    }
+}
+
+/// A job for the loop thread: a task's, or an actor's (run isolated to it).
+enum LoopJob {
+    case task(UnownedJob)
+    case actor(UnownedJob)
+}
+
+/// The jobs waiting for the loop thread, shared by the loop (its task
+/// executor) and its actor executor; the loop thread runs them in batches.
+final class LoopJobQueue: Sendable {
+    private struct State {
+        var pending: [LoopJob] = []
+        /// The loop sleeps in `epoll_wait`: the next job writes the eventfd.
+        var loopIsWaiting = false
     }
 
-    /// Whether the caller runs on the loop thread.
-    public var isLoopThread: Bool {
+    private let state = Locked(State())
+    private let wake: @Sendable () -> Void
+    /// The loop thread's `pthread_t`, set when it starts.
+    private let loopThread = Atomic<UInt>(0)
+
+    init(wake: @escaping @Sendable () -> Void) {
+        self.wake = wake
+    }
+
+    func append(_ job: LoopJob) {
+        let wakeLoop = state.withLock { state -> Bool in
+            state.pending.append(job)
+            guard state.loopIsWaiting else { return false }
+            state.loopIsWaiting = false  // one wake-up is enough for every job until it runs
+            return true
+        }
+        if wakeLoop { wake() }
+    }
+
+    var isLoopThread: Bool {
         pthread_equal(pthread_self(), loopThread.load(ordering: .acquiring)) != 0
+    }
+
+    /// Called once, by the loop thread as it starts.
+    func loopThreadStarted() {
+        loopThread.store(pthread_self(), ordering: .releasing)
     }
 
     /// Runs the jobs queued so far (not those they queue: the loop polls
     /// between two batches, so descriptors are never starved by jobs).
-    func runQueuedJobs(into batch: inout [UnownedJob]) {
-        jobs.withLock { jobs in swap(&batch, &jobs.pending) }
-        let serial = asUnownedSerialExecutor()
-        let task = asUnownedTaskExecutor()
-        for job in batch { job.runSynchronously(isolatedTo: serial, taskExecutor: task) }
+    func runQueued(into batch: inout [LoopJob], task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
+        state.withLock { state in swap(&batch, &state.pending) }
+        for job in batch {
+            switch job {
+            // A task's job runs as nonisolated code preferring the loop, so its
+            // calls into other nonisolated async code switch nothing.
+            case .task(let job): job.runSynchronously(on: task)
+            case .actor(let job): job.runSynchronously(isolatedTo: actor, taskExecutor: task)
+            }
+        }
         batch.removeAll(keepingCapacity: true)
     }
 
     /// The `epoll_wait` timeout: none when jobs wait, else `tick`; when it is
-    /// `tick`, an `enqueue` from now on writes the eventfd.
+    /// `tick`, an `append` from now on wakes the loop.
     func pollTimeout(tick: Int32) -> Int32 {
-        jobs.withLock { jobs in
-            guard jobs.pending.isEmpty else { return 0 }
-            jobs.loopIsWaiting = true
+        state.withLock { state in
+            guard state.pending.isEmpty else { return 0 }
+            state.loopIsWaiting = true
             return tick
         }
     }
 
     /// Back from `epoll_wait`: jobs queued from now on need no wake-up.
     func loopIsAwake() {
-        jobs.withLock { $0.loopIsWaiting = false }
+        state.withLock { $0.loopIsWaiting = false }
     }
-}
-
-/// The jobs waiting for the loop thread, and whether it sleeps in `epoll_wait`.
-struct LoopJobs {
-    var pending: [UnownedJob] = []
-    var loopIsWaiting = false
 }

@@ -32,13 +32,16 @@ public final class EventLoop: Sendable {
     private let state = Locked(LoopState())
     private let nextWaiterID = Atomic<UInt64>(1)
     /// Jobs for the loop thread (`EventLoop+Executor`).
-    let jobs = Locked(LoopJobs())
-    /// The loop thread's `pthread_t`, set when it starts.
-    let loopThread = Atomic<UInt>(0)
+    let jobQueue: LoopJobQueue
+    /// The loop thread as an actor's serial executor (`EventLoop+Executor`).
+    public let actorExecutor: LoopActorExecutor
 
     init() throws(SystemError) {
         epollFD = try Syscall.epollCreate()
         wakeFD = try Syscall.eventFD()
+        let wakeFD = wakeFD
+        jobQueue = LoopJobQueue(wake: { Syscall.signalEventFD(wakeFD) })
+        actorExecutor = LoopActorExecutor(queue: jobQueue)
         try Syscall.epollControl(epollFD, EPOLL_CTL_ADD, wakeFD, events: EPOLLIN.rawValue, data: Self.wakeToken)
         let thread = Thread { [self] in run() }
         thread.name = "streams-event-loop"
@@ -146,17 +149,19 @@ public final class EventLoop: Sendable {
         let capacity: Int32 = 1024
         guard let events = cstreams_epoll_events_allocate(capacity) else { fatalError("cannot allocate the epoll event array") }
         defer { cstreams_epoll_events_free(events) }
-        loopThread.store(pthread_self(), ordering: .releasing)
+        jobQueue.loopThreadStarted()
         var nextDeadlineCheck = ContinuousClock.now
-        var batch: [UnownedJob] = []
+        var batch: [LoopJob] = []
+        let taskExecutor = asUnownedTaskExecutor()
+        let actorExecutor = actorExecutor.asUnownedSerialExecutor()
         while true {
-            runQueuedJobs(into: &batch)
+            jobQueue.runQueued(into: &batch, task: taskExecutor, actor: actorExecutor)
             let count: Int
             do {
-                count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: pollTimeout(tick: Self.tickMilliseconds))
-                loopIsAwake()
+                count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: jobQueue.pollTimeout(tick: Self.tickMilliseconds))
+                jobQueue.loopIsAwake()
             } catch {
-                loopIsAwake()
+                jobQueue.loopIsAwake()
                 // epoll_wait fails only on programmer errors (bad fd, bad pointer); log and keep going.
                 FileHandle.standardError.write(Data("event loop: \(error)\n".utf8))
                 continue

@@ -47,7 +47,12 @@ struct SubscribeHandler: Sendable {
             defer { subscription.cancel() }
             do {
                 try await stream.write([retryFrame])
-                while let batch = await subscription.nextBatch() {
+                while true {
+                    // Behind the jobs already queued on the loop (publishes among
+                    // them), so that a busy topic's frames go out several to a
+                    // write, instead of one write per frame per subscriber.
+                    await Task.yield(); await Task.yield()
+                    guard let batch = await subscription.nextBatch() else { break }
                     try await stream.write(batch)
                 }
             } catch {

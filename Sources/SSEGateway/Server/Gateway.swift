@@ -35,7 +35,7 @@ final class Gateway: Sendable {
         hubConfiguration.replayCount = configuration.replayCount
         hubConfiguration.replayMaxAge = configuration.replayMaxAge
         // On the loop's thread, with the connections that publish and subscribe.
-        let hub = Hub(configuration: hubConfiguration, executor: EventLoop.shared)
+        let hub = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
         self.hub = hub
 
         let limit = DescriptorLimit.raiseToHard()

@@ -1,3 +1,4 @@
+import HTTPCore
 /// One load run, from the first connect to the report, in four phases:
 ///
 /// 1. connect: subscriber j starts at `ramp × j / subscribers`; the phase
@@ -21,7 +22,14 @@ struct LoadRun: Sendable {
     }
 
     /// Runs the load; `showProgress` redraws a progress line on standard output once a second.
+    /// Every subscriber and publisher runs on the event loop's thread, where its
+    /// socket's readiness arrives (no thread hop per read, like the gateway's
+    /// connections): one core's worth of load, which is what the benchmarks pin it to.
     func run(showProgress: Bool = false) async -> LoadReport {
+        await withTaskExecutorPreference(EventLoop.shared) { await runPhases(showProgress: showProgress) }
+    }
+
+    private func runPhases(showProgress: Bool) async -> LoadReport {
         let configuration = plan.configuration
         let stats = LoadStats(topics: configuration.topics)
         let probes = (0..<configuration.subscribers).map { SubscriberProbe(topic: configuration.topic(ofSubscriber: $0)) }

@@ -59,30 +59,48 @@ public struct SSEParser: Sendable {
 
     /// Consumes `bytes`; returns the events they complete, in order.
     public mutating func feed(_ bytes: some Sequence<UInt8>) throws(SSEParserError) -> [SSEEvent] {
-        try parse(bytes)
+        try parse(Array(bytes))
     }
 
     /// The same for a byte array: a concrete entry point, so callers in other
-    /// modules (the load tool) run a loop specialized here instead of a
-    /// generic call per byte.
+    /// modules (the load tool) run the loop specialized here.
     public mutating func feed(_ bytes: [UInt8]) throws(SSEParserError) -> [SSEEvent] {
         try parse(bytes)
     }
 
-    private mutating func parse(_ bytes: some Sequence<UInt8>) throws(SSEParserError) -> [SSEEvent] {
+    private mutating func parse(_ bytes: [UInt8]) throws(SSEParserError) -> [SSEEvent] {
         var events: [SSEEvent] = []
-        for byte in bytes {
-            if let matched = bomMatched {
-                if byte == Self.bom[matched] {
-                    bomMatched = matched + 1 == Self.bom.count ? nil : matched + 1
-                    continue
-                }
-                bomMatched = nil
-                for earlier in Self.bom[0..<matched] {
-                    try consume(earlier, into: &events)
-                }
+        var index = 0
+        while index < bytes.count, let matched = bomMatched {
+            let byte = bytes[index]
+            if byte == Self.bom[matched] {
+                bomMatched = matched + 1 == Self.bom.count ? nil : matched + 1
+                index += 1
+                continue
             }
-            try consume(byte, into: &events)
+            bomMatched = nil
+            for earlier in Self.bom[0..<matched] {
+                try consume(earlier, into: &events)
+            }
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == Self.cr || byte == Self.lf {
+                try consume(byte, into: &events)
+                index += 1
+                continue
+            }
+            // A run of ordinary bytes joins the line in one append (the hot path:
+            // a load test parses every frame of every subscriber).
+            var end = index + 1
+            while end < bytes.count && bytes[end] != Self.cr && bytes[end] != Self.lf { end += 1 }
+            afterCR = false
+            // As if appended one by one, each checked against the limit first.
+            guard line.count + data.count + (end - index) <= maxEventBytes else {
+                throw .eventTooLarge(limit: maxEventBytes)
+            }
+            line.append(contentsOf: bytes[index..<end])
+            index = end
         }
         return events
     }
