@@ -12,8 +12,7 @@ final class QueueExecutor: SerialExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {

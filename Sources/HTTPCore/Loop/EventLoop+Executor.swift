@@ -18,6 +18,17 @@ extension EventLoop: TaskExecutor {
 
     /// Whether the caller runs on the loop thread.
     public var isLoopThread: Bool { jobQueue.isLoopThread }
+
+    /// Suspends for `LoopJobQueue.maxDeferredTurns` turns of the loop: a task
+    /// that writes what gathered in a queue (a subscriber) calls it first, so
+    /// that the work already queued (publishes among it) adds to this write
+    /// instead of to the next one. One resumption, where two `Task.yield()` cost
+    /// four jobs.
+    public func afterQueuedWork() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            jobQueue.deferTurns(continuation)
+        }
+    }
 }
 
 /// The loop thread as the serial executor of an actor (the gateway's hub):
@@ -55,7 +66,16 @@ final class LoopJobQueue: Sendable {
         var pending: [LoopJob] = []
         /// The loop sleeps in `epoll_wait`: the next job writes the eventfd.
         var loopIsWaiting = false
+        /// Tasks in `afterQueuedWork`, oldest first, with the turn they came in.
+        var deferred: [(turn: UInt64, continuation: UnsafeContinuation<Void, Never>)] = []
+        var deferredStart = 0
+        /// Batches run so far.
+        var turn: UInt64 = 0
     }
+
+    /// Turns of the loop a deferred task waits (3 measured better than 2 for
+    /// 10,000 subscribers of one topic, and as well as two `Task.yield()`).
+    static let maxDeferredTurns: UInt64 = 3
 
     private let state = Locked(State())
     private let wake: @Sendable () -> Void
@@ -64,6 +84,16 @@ final class LoopJobQueue: Sendable {
 
     init(wake: @escaping @Sendable () -> Void) {
         self.wake = wake
+    }
+
+    func deferTurns(_ continuation: UnsafeContinuation<Void, Never>) {
+        let wakeLoop = state.withLock { state -> Bool in
+            state.deferred.append((state.turn, continuation))
+            guard state.loopIsWaiting else { return false }
+            state.loopIsWaiting = false
+            return true
+        }
+        if wakeLoop { wake() }
     }
 
     func append(_ job: LoopJob) {
@@ -87,7 +117,8 @@ final class LoopJobQueue: Sendable {
 
     /// Runs the jobs queued so far (not those they queue: the loop polls
     /// between two batches, so descriptors are never starved by jobs).
-    func runQueued(into batch: inout [LoopJob], task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
+    func runQueued(into batch: inout [LoopJob], resuming due: inout [UnsafeContinuation<Void, Never>],
+                   task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
         state.withLock { state in swap(&batch, &state.pending) }
         for job in batch {
             switch job {
@@ -98,13 +129,35 @@ final class LoopJobQueue: Sendable {
             }
         }
         batch.removeAll(keepingCapacity: true)
+        // Deferred tasks go on once they waited their turns. Not sooner when the
+        // queue runs dry: measured, that gathered too little (more writes, fewer
+        // deliveries per second), and an idle loop turns in microseconds anyway
+        // (it does not sleep while tasks are deferred).
+        state.withLock { state in
+            state.turn += 1
+            var end = state.deferredStart
+            while end < state.deferred.count && state.deferred[end].turn + Self.maxDeferredTurns <= state.turn {
+                due.append(state.deferred[end].continuation)
+                end += 1
+            }
+            state.deferredStart = end
+            if end == state.deferred.count {
+                state.deferred.removeAll(keepingCapacity: true)
+                state.deferredStart = 0
+            } else if end > 1_024 && end * 2 > state.deferred.count {
+                state.deferred.removeFirst(end)
+                state.deferredStart = 0
+            }
+        }
+        for continuation in due { continuation.resume() }
+        due.removeAll(keepingCapacity: true)
     }
 
     /// The `epoll_wait` timeout: none when jobs wait, else `tick`; when it is
     /// `tick`, an `append` from now on wakes the loop.
     func pollTimeout(tick: Int32) -> Int32 {
         state.withLock { state in
-            guard state.pending.isEmpty else { return 0 }
+            guard state.pending.isEmpty && state.deferredStart == state.deferred.count else { return 0 }
             state.loopIsWaiting = true
             return tick
         }

@@ -7,9 +7,10 @@ import Synchronization
 /// The readiness engine: one dedicated thread blocked in `epoll_wait`, woken
 /// through an eventfd. Descriptors are registered once, edge-triggered, for
 /// read, write and hang-up; tasks suspend in `wait` and are resumed by the
-/// loop thread. No syscall that can block ever runs on the pool: sockets are
-/// non-blocking and only their readiness waits here. The loop is also an
-/// executor (`EventLoop+Executor`): tasks that prefer it run on its thread.
+/// loop thread. The loop is also an executor (`EventLoop+Executor`): tasks
+/// that prefer it run on its thread, so nothing that can block may run in
+/// them — one blocking call would stall every connection, not one pool
+/// thread. Sockets are non-blocking and only their readiness waits here.
 ///
 /// Deadlines are checked every 100 ms, which is the resolution of every
 /// timeout built on them.
@@ -152,10 +153,11 @@ public final class EventLoop: Sendable {
         jobQueue.loopThreadStarted()
         var nextDeadlineCheck = ContinuousClock.now
         var batch: [LoopJob] = []
+        var due: [UnsafeContinuation<Void, Never>] = []
         let taskExecutor = asUnownedTaskExecutor()
         let actorExecutor = actorExecutor.asUnownedSerialExecutor()
         while true {
-            jobQueue.runQueued(into: &batch, task: taskExecutor, actor: actorExecutor)
+            jobQueue.runQueued(into: &batch, resuming: &due, task: taskExecutor, actor: actorExecutor)
             let count: Int
             do {
                 count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: jobQueue.pollTimeout(tick: Self.tickMilliseconds))

@@ -87,6 +87,7 @@ public final class HTTPServer: Sendable {
             // Set when the last accepted descriptor reached the reserve: then
             // every accept first checks that a descriptor below it is free.
             var nearLimit = false
+            var acceptedSinceYield = 0
             while !Task.isCancelled {
                 if nearLimit {
                     if isShuttingDown { break }  // accept would say so; it is not called here
@@ -127,17 +128,26 @@ public final class HTTPServer: Sendable {
                 } else {
                     connections.start { await self.serve(connection) }
                 }
-                // Behind the connection tasks just started: while clients keep
-                // arriving, accept never returns "would block", and this loop would
-                // otherwise accept faster than connections are served, holding
-                // thousands of them (and their memory) in user space instead of
-                // leaving the excess in the kernel's listen queue.
-                await Task.yield()
+                // Behind the connection tasks just started, every few accepts: while
+                // clients keep arriving, accept never returns "would block", and this
+                // loop would otherwise accept faster than connections are served,
+                // holding thousands of them (and their memory) in user space instead
+                // of leaving the excess in the kernel's listen queue. Not after each
+                // one: a yield waits for a whole turn of the loop, which a big fan-out
+                // can make long.
+                acceptedSinceYield += 1
+                if acceptedSinceYield == Self.acceptsPerYield {
+                    acceptedSinceYield = 0
+                    await Task.yield()
+                }
             }
             listener.close()
         }
         state.withLock { $0.lifecycle = .stopped }
     }
+
+    /// Connections accepted in a row before the accept loop lets them run.
+    static let acceptsPerYield = 16
 
     /// The first pause after running out of descriptors; it doubles up to 1 s.
     static let firstBackoff = Duration.milliseconds(10)

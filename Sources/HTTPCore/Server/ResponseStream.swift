@@ -27,6 +27,13 @@ public final class ResponseStream: Sendable {
     }
 
     /// See `Connection.onPeerClosed`.
+    /// Suspends for a few turns of the connection's event loop, so that what the
+    /// work already queued there adds to this stream goes out with the next
+    /// write (`EventLoop.afterQueuedWork`).
+    public func afterQueuedWork() async {
+        await connection.loop.afterQueuedWork()
+    }
+
     public func onPeerClosed(_ handler: @escaping @Sendable () -> Void) {
         connection.onPeerClosed(handler)
     }

@@ -218,7 +218,7 @@ struct WritePosition {
     private(set) var remaining: Int
 
     init(chunks: [[UInt8]]) {
-        counts = chunks.map(\.count)
+        counts = chunks.map { $0.count }  // not a key path: that is a runtime projection per chunk
         remaining = counts.reduce(0, +)
         skipEmpty()
     }

@@ -51,7 +51,7 @@ struct SubscribeHandler: Sendable {
                     // Behind the jobs already queued on the loop (publishes among
                     // them), so that a busy topic's frames go out several to a
                     // write, instead of one write per frame per subscriber.
-                    await Task.yield(); await Task.yield()
+                    await stream.afterQueuedWork()
                     guard let batch = await subscription.nextBatch() else { break }
                     try await stream.write(batch)
                 }
