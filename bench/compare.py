@@ -737,7 +737,23 @@ class Report:
         self.s5()
         self.s6()
         self.s7()
+        self.soak()
         return "\n".join(self.lines) + "\n"
+
+    def soak(self):
+        """The latest long soak's figures (issue 8), kept in bench/soak/SUMMARY.md by whoever ran it."""
+        path = os.path.join(BENCH, "soak", "SUMMARY.md")
+        if not os.path.exists(path):
+            return
+        with open(path) as f:
+            text = f.read().strip()
+        self.out("## Soak: descriptors, memory and subscribers before and after (issue 8)")
+        self.out()
+        self.out("Not a part of this comparison: the latest `bench/soak/run.sh` run, copied from "
+                 "`bench/soak/SUMMARY.md` (details in `bench/soak/RESULTS.md`).")
+        self.out()
+        self.out(text)
+        self.out()
 
     def machine(self, started, finished):
         b = self.b
