@@ -28,6 +28,7 @@ extension EventLoop: TaskExecutor {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             jobQueue.deferTurns(continuation)
         }
+        jobQueue.passResumeFence()
     }
 }
 
@@ -78,6 +79,7 @@ final class LoopJobQueue: Sendable {
     static let maxDeferredTurns: UInt64 = 3
 
     private let state = Locked(State())
+    private let resumeFence = Locked(())
     private let wake: @Sendable () -> Void
     /// The loop thread's `pthread_t`, set when it starts.
     private let loopThread = Atomic<UInt>(0)
@@ -149,8 +151,19 @@ final class LoopJobQueue: Sendable {
                 state.deferredStart = 0
             }
         }
-        for continuation in due { continuation.resume() }
+        resumeFence.withLock { _ in
+            for continuation in due { continuation.resume() }
+        }
         due.removeAll(keepingCapacity: true)
+    }
+
+    /// Taken by a deferred task once it is back: the loop resumed it inside this
+    /// lock, so everything the loop did in `resume` happens before whatever the task
+    /// does next. The runtime orders these already; ThreadSanitizer could not see it
+    /// (it reported the loop's write of the resumption into the task's frame racing
+    /// the task's next use of that memory), and it sees `Locked`.
+    func passResumeFence() {
+        resumeFence.withLock { _ in }
     }
 
     /// The `epoll_wait` timeout: none when jobs wait, else `tick`; when it is
