@@ -23,7 +23,7 @@ let package = Package(
         // The executable: routes, SSE, publishing, static files, metrics, CLI.
         .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
-        .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub"]),
+        .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
         .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub", "Locking"]),
         // For tests: throwaway certificates (made with the openssl command at run

@@ -1,3 +1,4 @@
+import HTTPCore
 // In-process micro-benchmark of the hub's publish path.
 //
 //   swift run -c release HubBenchmark [--quick]
@@ -47,7 +48,10 @@ func drain(_ sub: Subscription, expected: Int) async -> Int {
 func measureHub(topics: Int, perTopic: Int, publishes: Int, hubPerTopic: Bool = false) async throws -> Measurement {
     var configuration = HubConfiguration()
     configuration.eventsQueueLimit = max(1, publishes)
-    let hubs = (0..<(hubPerTopic ? topics : 1)).map { _ in Hub(configuration: configuration) }
+    // `--on-loop`: as in the gateway, the hub on the event loop's thread (and, below,
+    // every publisher and consumer task preferring that loop).
+    let executor: (any SerialExecutor)? = onLoop ? EventLoop.shared.actorExecutor : nil
+    let hubs = (0..<(hubPerTopic ? topics : 1)).map { _ in Hub(configuration: configuration, executor: executor) }
     func hub(for topic: Int) -> Hub { hubs[hubPerTopic ? topic : 0] }
     var subs: [Subscription] = []
     subs.reserveCapacity(topics * perTopic)
@@ -177,9 +181,16 @@ func report(_ name: String, _ scenario: String, _ m: Measurement) {
 }
 
 let quick = CommandLine.arguments.contains("--quick")
+let onLoop = CommandLine.arguments.contains("--on-loop")
 let scale = quick ? 10 : 1
 
-print("hub-bench: events channel, \(payload.utf8.count)-byte payload, consumers draining concurrently")
+try await withTaskExecutorPreference(onLoop ? EventLoop.shared : nil) {
+try await runAll()
+}
+
+func runAll() async throws {
+print("hub-bench: events channel, \(payload.utf8.count)-byte payload, consumers draining concurrently"
+      + (onLoop ? "; hub and tasks on the event loop's thread (as in the gateway)" : "; hub on its own serial queue"))
 row([("impl", 14), ("scenario", 22), ("µs/publish", 11), ("deliveries/s", 13), ("frames/batch", 13)])
 for (subscribers, publishes) in [(1, 200_000), (1_000, 2_000), (10_000, 200)] {
     let count = publishes / scale
@@ -196,4 +207,5 @@ for (perTopic, publishes) in [(0, 20_000), (100, 1_000)] {
     let scenario = "8 topics × \(perTopic) subs"
     report("one hub", scenario, try await measureHub(topics: 8, perTopic: perTopic, publishes: count))
     report("hub per topic", scenario, try await measureHub(topics: 8, perTopic: perTopic, publishes: count, hubPerTopic: true))
+}
 }
