@@ -7,7 +7,7 @@
 #                                  (skipped outside CI when Chromium is missing), then
 #                                  fuzzing (60 s a target) and the suite (less the
 #                                  reliability suite) under ThreadSanitizer and
-#                                  AddressSanitizer (about 25 minutes on 2 cores)
+#                                  AddressSanitizer (about 14 minutes on 2 cores from a fresh clone)
 #   bash scripts/test.sh --quick   the same without fuzzing and sanitizers (~5 minutes)
 #
 # The reliability suite runs on its own: it loads both cores for a minute and a half,
