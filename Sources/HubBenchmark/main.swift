@@ -185,27 +185,27 @@ let onLoop = CommandLine.arguments.contains("--on-loop")
 let scale = quick ? 10 : 1
 
 try await withTaskExecutorPreference(onLoop ? EventLoop.shared : nil) {
-try await runAll()
+    try await runAll()
 }
 
 func runAll() async throws {
-print("hub-bench: events channel, \(payload.utf8.count)-byte payload, consumers draining concurrently"
-      + (onLoop ? "; hub and tasks on the event loop's thread (as in the gateway)" : "; hub on its own serial queue"))
-row([("impl", 14), ("scenario", 22), ("µs/publish", 11), ("deliveries/s", 13), ("frames/batch", 13)])
-for (subscribers, publishes) in [(1, 200_000), (1_000, 2_000), (10_000, 200)] {
-    let count = publishes / scale
-    _ = try await measureHub(topics: 1, perTopic: subscribers, publishes: max(1, count / 10))  // Warm-up.
-    let scenario = "1 topic × \(subscribers) subs"
-    report("hub", scenario, try await measureHub(topics: 1, perTopic: subscribers, publishes: count))
-    report("asyncstream", scenario, await measureAsyncStream(subscribers: subscribers, publishes: count))
-}
+    print("hub-bench: events channel, \(payload.utf8.count)-byte payload, consumers draining concurrently"
+          + (onLoop ? "; hub and tasks on the event loop's thread (as in the gateway)" : "; hub on its own serial queue"))
+    row([("impl", 14), ("scenario", 22), ("µs/publish", 11), ("deliveries/s", 13), ("frames/batch", 13)])
+    for (subscribers, publishes) in [(1, 200_000), (1_000, 2_000), (10_000, 200)] {
+        let count = publishes / scale
+        _ = try await measureHub(topics: 1, perTopic: subscribers, publishes: max(1, count / 10))  // Warm-up.
+        let scenario = "1 topic × \(subscribers) subs"
+        report("hub", scenario, try await measureHub(topics: 1, perTopic: subscribers, publishes: count))
+        report("asyncstream", scenario, await measureAsyncStream(subscribers: subscribers, publishes: count))
+    }
 
-print("")
-print("sharding: 8 topics, one concurrent publisher per topic (µs/publish = publish wall time / all publishes)")
-for (perTopic, publishes) in [(0, 20_000), (100, 1_000)] {
-    let count = publishes / scale
-    let scenario = "8 topics × \(perTopic) subs"
-    report("one hub", scenario, try await measureHub(topics: 8, perTopic: perTopic, publishes: count))
-    report("hub per topic", scenario, try await measureHub(topics: 8, perTopic: perTopic, publishes: count, hubPerTopic: true))
-}
+    print("")
+    print("sharding: 8 topics, one concurrent publisher per topic (µs/publish = publish wall time / all publishes)")
+    for (perTopic, publishes) in [(0, 20_000), (100, 1_000)] {
+        let count = publishes / scale
+        let scenario = "8 topics × \(perTopic) subs"
+        report("one hub", scenario, try await measureHub(topics: 8, perTopic: perTopic, publishes: count))
+        report("hub per topic", scenario, try await measureHub(topics: 8, perTopic: perTopic, publishes: count, hubPerTopic: true))
+    }
 }

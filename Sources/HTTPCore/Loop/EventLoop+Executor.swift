@@ -67,11 +67,20 @@ final class LoopJobQueue: Sendable {
         var pending: [LoopJob] = []
         /// The loop sleeps in `epoll_wait`: the next job writes the eventfd.
         var loopIsWaiting = false
-        /// Tasks in `afterQueuedWork`, oldest first, with the turn they came in.
-        var deferred: [(turn: UInt64, continuation: UnsafeContinuation<Void, Never>)] = []
-        var deferredStart = 0
+        /// Tasks in `afterQueuedWork`, by the turn they came in (modulo the ring's size):
+        /// a task that came in turn t goes on when turn t + `maxDeferredTurns` ends.
+        var deferred = [[UnsafeContinuation<Void, Never>]](repeating: [], count: Int(LoopJobQueue.maxDeferredTurns) + 1)
         /// Batches run so far.
         var turn: UInt64 = 0
+
+        var hasDeferred: Bool { deferred.contains { !$0.isEmpty } }
+
+        /// After adding work: whether the loop sleeps and must be woken (once: one
+        /// wake-up is enough for every job until it runs).
+        mutating func takeWakeUp() -> Bool {
+            defer { loopIsWaiting = false }
+            return loopIsWaiting
+        }
     }
 
     /// Turns of the loop a deferred task waits (3 measured better than 2 for
@@ -89,21 +98,17 @@ final class LoopJobQueue: Sendable {
     }
 
     func deferTurns(_ continuation: UnsafeContinuation<Void, Never>) {
-        let wakeLoop = state.withLock { state -> Bool in
-            state.deferred.append((state.turn, continuation))
-            guard state.loopIsWaiting else { return false }
-            state.loopIsWaiting = false
-            return true
+        let wakeLoop = state.withLock { state in
+            state.deferred[Int(state.turn % UInt64(state.deferred.count))].append(continuation)
+            return state.takeWakeUp()
         }
         if wakeLoop { wake() }
     }
 
     func append(_ job: LoopJob) {
-        let wakeLoop = state.withLock { state -> Bool in
+        let wakeLoop = state.withLock { state in
             state.pending.append(job)
-            guard state.loopIsWaiting else { return false }
-            state.loopIsWaiting = false  // one wake-up is enough for every job until it runs
-            return true
+            return state.takeWakeUp()
         }
         if wakeLoop { wake() }
     }
@@ -137,19 +142,8 @@ final class LoopJobQueue: Sendable {
         // (it does not sleep while tasks are deferred).
         state.withLock { state in
             state.turn += 1
-            var end = state.deferredStart
-            while end < state.deferred.count && state.deferred[end].turn + Self.maxDeferredTurns <= state.turn {
-                due.append(state.deferred[end].continuation)
-                end += 1
-            }
-            state.deferredStart = end
-            if end == state.deferred.count {
-                state.deferred.removeAll(keepingCapacity: true)
-                state.deferredStart = 0
-            } else if end > 1_024 && end * 2 > state.deferred.count {
-                state.deferred.removeFirst(end)
-                state.deferredStart = 0
-            }
+            // The bucket of turn (turn - maxDeferredTurns), the next one to fill.
+            swap(&due, &state.deferred[Int((state.turn + 1) % UInt64(state.deferred.count))])
         }
         resumeFence.withLock { _ in
             for continuation in due { continuation.resume() }
@@ -170,7 +164,7 @@ final class LoopJobQueue: Sendable {
     /// `tick`, an `append` from now on wakes the loop.
     func pollTimeout(tick: Int32) -> Int32 {
         state.withLock { state in
-            guard state.pending.isEmpty && state.deferredStart == state.deferred.count else { return 0 }
+            guard state.pending.isEmpty && !state.hasDeferred else { return 0 }
             state.loopIsWaiting = true
             return tick
         }

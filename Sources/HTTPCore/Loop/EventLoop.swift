@@ -148,6 +148,8 @@ public final class EventLoop: Sendable {
 
     private func run() {
         let capacity: Int32 = 1024
+        // 12 KiB from malloc at start-up: failing it means the process is out of memory
+        // before it serves anything, and a loop without its event array cannot run.
         guard let events = cstreams_epoll_events_allocate(capacity) else { fatalError("cannot allocate the epoll event array") }
         defer { cstreams_epoll_events_free(events) }
         jobQueue.loopThreadStarted()
