@@ -29,8 +29,10 @@ let package = Package(
         // A Redis client on HTTPCore's loop: pipelined commands and a pub/sub subscriber.
         // Knows nothing of topics.
         .target(name: "RedisClient", dependencies: ["CHiredis", "HTTPCore", "Locking"]),
+        // The Redis engine: several gateways given one Redis are one gateway to clients.
+        .target(name: "StreamCluster", dependencies: ["StreamHub", "RedisClient", "Locking"]),
         // The executable: routes, SSE, publishing, static files, metrics, CLI.
-        .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
+        .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub", "StreamCluster", "RedisClient"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
@@ -43,7 +45,8 @@ let package = Package(
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "Locking"]),
-        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
+        .testTarget(name: "StreamClusterTests", dependencies: ["StreamCluster", "StreamHub", "RedisClient", "HTTPCore", "TestSupport", "Locking"]),
+        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "TestSupport", "Locking"]),
         .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "HTTPCore", "StreamHub", "SSEGateway"]),
     ],
     swiftLanguageModes: [.v6]

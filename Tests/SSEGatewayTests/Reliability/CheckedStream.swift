@@ -50,13 +50,14 @@ final class CheckedStream {
     /// Connects (over TLS with `tls`, the handshake included in the wait), sends
     /// `GET target` and waits for the response head, which must be a `200`.
     static func open(port: Int, target: String, order: IDOrder, headWithin seconds: Double = 10,
-                     tls: TLSClientContext? = nil, check: ((UInt64, String) -> String?)? = nil,
+                     tls: TLSClientContext? = nil, headers: [(String, String)] = [],
+                     check: ((UInt64, String) -> String?)? = nil,
                      onEvents: ((Int) -> Void)? = nil) async throws -> CheckedStream {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let client = try await HTTPClient.connect(port: port, deadline: deadline, tls: tls)
         let stream = CheckedStream(client: client, order: order, check: check, onEvents: onEvents)
         do {
-            try await client.request("GET", target, headers: [("Accept", "text/event-stream")])
+            try await client.request("GET", target, headers: [("Accept", "text/event-stream")] + headers)
             try await stream.readHead(deadline: deadline, target: target)
         } catch {
             client.close()
