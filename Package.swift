@@ -20,20 +20,25 @@ let package = Package(
         .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "Locking"]),
         // Topics, subscribers, ids, replay windows. Knows nothing of sockets.
         .target(name: "StreamHub", dependencies: ["Locking"]),
-        // The executable: routes, SSE, publishing, static files, metrics, CLI.
-        .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
+        // The API's rules (API.md): topic and event names, Last-Event-ID, the route
+        // table, the publish token, durations, the response policy. Imported by the
+        // gateway, the load tool and the tests, so each rule has one definition.
+        .target(name: "GatewayAPI", dependencies: ["HTTPCore", "StreamHub"]),
+        // The executable: handlers, SSE streams, publishing, static files, metrics, CLI.
+        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
-        .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub", "Locking"]),
+        .executableTarget(name: "SSELoad", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "Locking"]),
         // For tests: throwaway certificates (made with the openssl command at run
         // time), the plain/TLS `Transport` that parameterizes tests, children
         // spawned safely, and large payloads built without holding a cooperative thread.
         .target(name: "TestSupport", dependencies: ["HTTPCore", "CStreamsSSL"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
+        .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "Locking"]),
-        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
-        .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "HTTPCore", "StreamHub", "SSEGateway"]),
+        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "GatewayAPI", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
+        .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "GatewayAPI", "HTTPCore", "StreamHub", "SSEGateway"]),
     ],
     swiftLanguageModes: [.v6]
 )

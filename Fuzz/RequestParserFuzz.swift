@@ -1,3 +1,5 @@
+@testable import HTTPCore
+
 /// libFuzzer target `request`: the incremental HTTP/1.1 request parser.
 ///
 /// Input: byte 0 picks the limits (bits 3-7) and how many cut points follow (bits 0-2,

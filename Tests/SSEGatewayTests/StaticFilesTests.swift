@@ -1,4 +1,5 @@
 import Foundation
+import GatewayAPI
 import Glibc
 import HTTPCore
 import Testing
@@ -40,14 +41,35 @@ private struct Fixture {
 
     func write(_ path: String, _ text: String) throws { try Self.write(base, path, text) }
 
-    func get(_ path: String, _ headers: HTTPHeaders = [:]) async -> StaticFiles.Response {
-        await files.respond(method: "GET", rawPath: path, requestHeaders: headers)
+    func get(_ path: String, _ headers: HTTPHeaders = [:]) async -> Served {
+        await respond("GET", path, headers)
+    }
+
+    func respond(_ method: String, _ path: String, _ headers: HTTPHeaders = [:]) async -> Served {
+        await served(files, method, path, headers)
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: base) }
 }
 
-private extension StaticFiles.Response {
+/// The answer as the gateway sends it: the files' reply under the response
+/// policy, without a body for `HEAD` (as the server writes it).
+private func served(_ files: StaticFiles, _ method: String, _ path: String,
+                    _ headers: HTTPHeaders = [:]) async -> Served {
+    let response = ResponsePolicy(corsOrigin: "*").finish(
+        await files.respond(method: method, rawPath: path, requestHeaders: headers))
+    guard case .bytes(let body) = response.body, method != "HEAD" else {
+        return Served(status: response.head.status, headers: response.head.headers, body: [])
+    }
+    return Served(status: response.head.status, headers: response.head.headers, body: body)
+}
+
+/// A fixed response as the tests read it.
+private struct Served {
+    var status: HTTPStatus
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
@@ -158,12 +180,12 @@ struct StaticFilesTests {
         let fx = try Fixture()
         defer { fx.remove() }
         let get = await fx.get("/sub/notes.txt")
-        let head = await fx.files.respond(method: "HEAD", rawPath: "/sub/notes.txt", requestHeaders: [:])
+        let head = await fx.respond("HEAD", "/sub/notes.txt", [:])
         #expect(head.status == .ok)
         #expect(head.body.isEmpty)
         #expect(head.headers == get.headers)
         #expect(head.headers["Content-Length"] == "18")
-        let missing = await fx.files.respond(method: "HEAD", rawPath: "/nope", requestHeaders: [:])
+        let missing = await fx.respond("HEAD", "/nope", [:])
         #expect(missing.status == .notFound)
         #expect(missing.body.isEmpty)
     }
@@ -194,7 +216,7 @@ struct StaticFilesTests {
             #expect(response.headers["ETag"] == etag)
             #expect(response.headers["Content-Length"] == nil)
         }
-        let head = await fx.files.respond(method: "HEAD", rawPath: "/app.js", requestHeaders: ["If-None-Match": etag])
+        let head = await fx.respond("HEAD", "/app.js", ["If-None-Match": etag])
         #expect(head.status == .notModified)
         let other = await fx.get("/app.js", ["If-None-Match": "\"stale\""])
         #expect(other.status == .ok)
@@ -248,15 +270,6 @@ struct StaticFilesTests {
         }
     }
 
-    /// Methods other than GET and HEAD get 405 with Allow.
-    @Test func otherMethodsAreRefused() async throws {
-        let fx = try Fixture()
-        defer { fx.remove() }
-        let response = await fx.files.respond(method: "POST", rawPath: "/", requestHeaders: [:])
-        #expect(response.status == .methodNotAllowed)
-        #expect(response.headers["Allow"] == "GET, HEAD")
-    }
-
     /// A FIFO in the root is 404 at once instead of hanging the request.
     @Test func fifoIsNotServedAndDoesNotHang() async throws {
         let fx = try Fixture()
@@ -284,11 +297,11 @@ struct StaticFilesTests {
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let files = StaticFiles(root: packageRoot.appendingPathComponent("public").path)
-        let page = await files.respond(method: "GET", rawPath: "/", requestHeaders: [:])
+        let page = await served(files, "GET", "/")
         #expect(page.status == .ok)
         #expect(String(decoding: page.body, as: UTF8.self).contains("<script src=\"app.js\""))
         for (path, type) in [("/app.js", "text/javascript; charset=utf-8"), ("/style.css", "text/css; charset=utf-8")] {
-            let response = await files.respond(method: "GET", rawPath: path, requestHeaders: [:])
+            let response = await served(files, "GET", path)
             #expect(response.status == .ok, "\(path)")
             #expect(response.headers["Content-Type"] == type)
         }
@@ -298,7 +311,7 @@ struct StaticFilesTests {
     @Test func missingRootIsNotFound() async {
         let files = StaticFiles(root: "/nonexistent-\(UUID().uuidString)")
         #expect(files.root == nil)
-        #expect(await files.respond(method: "GET", rawPath: "/", requestHeaders: [:]).status == .notFound)
+        #expect(await served(files, "GET", "/").status == .notFound)
     }
 
     /// Containment compares whole path components, so a sibling sharing the root's prefix is outside.

@@ -183,14 +183,14 @@ extension HTTPServer {
         }
     }
 
-    /// A refusal on the wire: the status, a one-line plain-text reason, the
-    /// configured `refusalHeaders`, and `Connection: close`.
-    func refusal(_ status: HTTPStatus, _ reason: String) -> [[UInt8]] {
-        var headers = configuration.refusalHeaders
-        headers.replaceOrAdd(name: "Connection", value: "close")
-        var response = HTTPResponse.text(status, reason, headers: headers)
-        response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
+    /// A refusal on the wire: what the configured `refusal` builds for the status
+    /// and reason, with `extra` fields, `Connection: close`, `Date` and its length.
+    func refusal(_ status: HTTPStatus, _ reason: String, extra: HTTPHeaders = HTTPHeaders()) -> [[UInt8]] {
+        var response = configuration.refusal(status, reason)
         guard case .bytes(let body) = response.body else { return [] }
+        for field in extra { response.head.headers.replaceOrAdd(name: field.name, value: field.value) }
+        response.head.headers.replaceOrAdd(name: "Connection", value: "close")
+        response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
         response.head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
         return [response.head.bytes(version: .http11), body]
     }

@@ -47,7 +47,6 @@ public final class HTTPServer: Sendable {
                 tls: TLSServerContext? = nil,
                 onAcceptError: @escaping @Sendable (SystemError) -> Void = { _ in },
                 handler: @escaping HTTPHandler) throws {
-        Syscall.ignoreSIGPIPE()
         guard let address = SocketAddress.resolve(host: configuration.host, port: configuration.port) else {
             throw HTTPServerError.badAddress(configuration.host)
         }
@@ -220,14 +219,9 @@ public final class HTTPServer: Sendable {
     private func refuse(_ connection: Connection) async {
         defer { connection.close() }
         guard await establishTLS(on: connection, deadline: .now + .seconds(1)) else { return }
-        var headers = configuration.refusalHeaders
-        headers.add(name: "Retry-After", value: "\(configuration.retryAfterSeconds)")
-        headers.add(name: "Connection", value: "close")
-        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        let body = Array("too many connections, retry later\n".utf8)
-        headers.add(name: "Content-Length", value: "\(body.count)")
-        let head = HTTPResponseHead(status: .serviceUnavailable, headers: headers).bytes(version: .http11)
-        try? await connection.write([head, body], deadline: .now + .seconds(1))
+        let answer = refusal(.serviceUnavailable, "too many connections, retry later",
+                             extra: ["Retry-After": "\(configuration.retryAfterSeconds)"])
+        try? await connection.write(answer, deadline: .now + .seconds(1))
     }
 }
 

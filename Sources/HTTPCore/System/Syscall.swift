@@ -54,7 +54,8 @@ enum Syscall {
 
     /// A TCP socket, born non-blocking and close-on-exec.
     static func tcpSocket(family: Int32) throws(SystemError) -> Int32 {
-        try checked("socket") {
+        sigpipeIgnored
+        return try checked("socket") {
             Glibc.socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         }
     }
@@ -182,8 +183,10 @@ enum Syscall {
         return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
     }
 
-    /// `SIGPIPE` would kill the process on a write to a closed socket; we want `EPIPE` instead.
-    static func ignoreSIGPIPE() {
+    /// `SIGPIPE` would kill the process on a write to a closed socket (ours, or
+    /// OpenSSL's socket BIO); we want `EPIPE` instead. Set once, by the first
+    /// socket the process makes (`tcpSocket`): every connection starts there.
+    private static let sigpipeIgnored: Void = {
         _ = signal(SIGPIPE, SIG_IGN)
-    }
+    }()
 }

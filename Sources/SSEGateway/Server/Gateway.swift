@@ -1,4 +1,5 @@
 import Dispatch
+import GatewayAPI
 import Glibc
 import HTTPCore
 import StreamHub
@@ -48,22 +49,21 @@ final class Gateway: Sendable {
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.bodyTimeout = configuration.bodyTimeout
         serverConfiguration.maxConnections = configuration.maxConnections ?? Gateway.defaultMaxConnections(limit)
-        // A browser publishing cross-origin must be able to read a 413 or 400 from the HTTP layer too.
-        serverConfiguration.refusalHeaders = ["Access-Control-Allow-Origin": configuration.corsOrigin]
+        // One policy for every answer: the handlers' replies and the HTTP layer's own refusals.
+        let policy = ResponsePolicy(corsOrigin: configuration.corsOrigin)
+        serverConfiguration.refusal = { status, reason in policy.refusal(status, reason) }
 
         let counters = ConnectionCounters()
-        let cors = configuration.corsOrigin
         let router = Router(
-            subscribe: SubscribeHandler(hub: hub, retryMilliseconds: configuration.retryMilliseconds, corsOrigin: cors),
-            publish: PublishHandler(hub: hub, token: configuration.publishToken.map(PublishToken.init), corsOrigin: cors),
-            metrics: MetricsHandler(hub: hub, counters: counters, corsOrigin: cors, descriptorLimit: limit),
-            files: StaticFiles(root: configuration.publicDirectory),
-            corsOrigin: cors)
+            subscribe: SubscribeHandler(hub: hub, retryMilliseconds: configuration.retryMilliseconds),
+            publish: PublishHandler(hub: hub, token: configuration.publishToken.map(PublishToken.init)),
+            metrics: MetricsHandler(hub: hub, counters: counters, descriptorLimit: limit),
+            files: StaticFiles(root: configuration.publicDirectory))
         let accessLog = configuration.accessLog
         server = try HTTPServer(configuration: serverConfiguration, counters: counters, tls: tls,
                                 onAcceptError: { error in Log.error("accept: \(error); backing off") },
                                 handler: { request in
-                                    let response = await router.respond(to: request)
+                                    let response = policy.finish(await router.respond(to: request))
                                     if accessLog {
                                         Log.info("\(request.head.method) \(request.head.target) \(response.head.status.code)")
                                     }

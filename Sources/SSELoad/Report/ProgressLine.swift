@@ -1,3 +1,4 @@
+import GatewayAPI
 import Glibc
 
 /// The live progress line on a terminal: once a second, redrawn in place with

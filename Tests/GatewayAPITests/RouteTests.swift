@@ -1,0 +1,89 @@
+import GatewayAPI
+import HTTPCore
+import StreamHub
+import Testing
+
+struct RouteTests {
+    /// Channel paths route by method: GET and HEAD subscribe, POST publishes, OPTIONS is a preflight.
+    @Test func channelPathsRouteByMethod() {
+        #expect(Route.match(method: "GET", rawPath: "/events/chat/1") == .subscribe(.events, topic: "chat/1"))
+        #expect(Route.match(method: "HEAD", rawPath: "/state/a") == .subscribe(.state, topic: "a"))
+        #expect(Route.match(method: "POST", rawPath: "/state/%41") == .publish(.state, topic: "A"))
+        #expect(Route.match(method: "OPTIONS", rawPath: "/events/a") == .preflight(allow: Route.channelMethods))
+        #expect(Route.match(method: "DELETE", rawPath: "/events/a") == .methodNotAllowed(allow: Route.channelMethods))
+    }
+
+    /// A bad topic is refused whatever the method that may reach it; the bare channel paths are empty topics.
+    @Test func badTopicsAreRefused() {
+        #expect(Route.match(method: "POST", rawPath: "/events/a//b")
+            == .badTopic(TopicError(subject: .topic, problem: .emptySegment)))
+        #expect(Route.match(method: "GET", rawPath: "/state") == .badTopic(TopicError(subject: .topic, problem: .empty)))
+        #expect(Route.match(method: "GET", rawPath: "/events/") == .badTopic(TopicError(subject: .topic, problem: .empty)))
+    }
+
+    /// Every other path is read-only: health, metrics, else the page's files.
+    @Test func otherPathsAreReadOnly() {
+        #expect(Route.match(method: "GET", rawPath: "/healthz") == .health)
+        #expect(Route.match(method: "HEAD", rawPath: "/metrics") == .metrics)
+        #expect(Route.match(method: "GET", rawPath: "/") == .file)
+        #expect(Route.match(method: "GET", rawPath: "/stateful") == .file)
+        #expect(Route.match(method: "POST", rawPath: "/") == .methodNotAllowed(allow: Route.readMethods))
+        #expect(Route.match(method: "OPTIONS", rawPath: "/metrics") == .preflight(allow: Route.readMethods))
+    }
+
+    /// `?event=`: the last one wins, decoded once; a malformed escape anywhere is refused.
+    @Test func publishQuery() {
+        #expect(PublishQuery.eventName(in: nil) == .success(nil))
+        #expect(PublishQuery.eventName(in: "x=1") == .success(nil))
+        #expect(PublishQuery.eventName(in: "event=a&event=b%41") == .success("bA"))
+        #expect(PublishQuery.eventName(in: "event=%2541") == .failure(.badEventName(TopicError(subject: .eventName, problem: .disallowedCharacter))))
+        #expect(PublishQuery.eventName(in: "x=%zz&event=a") == .failure(.malformed))
+    }
+
+    /// The publish token: `Bearer` in any case, the exact token, nothing else.
+    @Test func publishToken() {
+        let token = PublishToken("s3cret")
+        #expect(token.authorizes("Bearer s3cret"))
+        #expect(token.authorizes("bearer s3cret"))
+        #expect(!token.authorizes("Bearer s3cre"))
+        #expect(!token.authorizes("Bearer s3cret2"))
+        #expect(!token.authorizes("Basic s3cret"))
+        #expect(!token.authorizes(nil))
+    }
+}
+
+struct ResponsePolicyTests {
+    /// Every reply leaves with the CORS field; a refusal with its reason as one line of text.
+    @Test func corsAndRefusalBodies() {
+        let policy = ResponsePolicy(corsOrigin: "https://o.example")
+        let ok = policy.finish(.response(HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"])))
+        #expect(ok.head.headers["Access-Control-Allow-Origin"] == "https://o.example")
+        #expect(ok.head.headers["Content-Type"] == "application/json")
+        let refused = policy.finish(.refused(.methodNotAllowed, "no", headers: ["Allow": "GET"]))
+        #expect(refused.head.status == .methodNotAllowed)
+        #expect(refused.head.headers["Allow"] == "GET")
+        #expect(refused.head.headers["Access-Control-Allow-Origin"] == "https://o.example")
+        #expect(refused.head.headers["Content-Type"] == "text/plain; charset=utf-8")
+        guard case .bytes(let body) = refused.body else { Issue.record("not a fixed body"); return }
+        #expect(body == Array("no\n".utf8))
+    }
+}
+
+struct DurationTextTests {
+    /// The forms the command lines take, exactly, and their formatting back.
+    @Test func parsesAndFormats() throws {
+        #expect(try DurationText.parse("250ms", allowZero: false) == .milliseconds(250))
+        #expect(try DurationText.parse("1.5", allowZero: false) == .milliseconds(1500))
+        #expect(try DurationText.parse("2m", allowZero: false) == .seconds(120))
+        #expect(try DurationText.parse("0", allowZero: true) == .zero)
+        #expect(throws: DurationText.Problem.zero) { try DurationText.parse("0s", allowZero: false) }
+        #expect(throws: DurationText.Problem.negative) { try DurationText.parse("-1s", allowZero: true) }
+        #expect(throws: DurationText.Problem.underOneMillisecond) { try DurationText.parse("0.0001", allowZero: true) }
+        #expect(throws: DurationText.Problem.malformed) { try DurationText.parse("721h", allowZero: true) }
+        for bad in ["", "s", "1e3", " 1s", "1.s", "+1"] {
+            #expect(throws: DurationText.Problem.malformed) { try DurationText.parse(bad, allowZero: true) }
+        }
+        #expect(DurationText.format(.milliseconds(1500)) == "1500ms")
+        #expect(DurationText.format(.seconds(300)) == "5m")
+    }
+}
