@@ -24,6 +24,7 @@ struct RouteTests {
     /// Every other path is read-only: health, metrics, else the page's files.
     @Test func otherPathsAreReadOnly() {
         #expect(Route.match(method: "GET", rawPath: "/healthz") == .health)
+        #expect(Route.match(method: "GET", rawPath: "/readyz") == .ready)
         #expect(Route.match(method: "HEAD", rawPath: "/metrics") == .metrics)
         #expect(Route.match(method: "GET", rawPath: "/") == .file)
         #expect(Route.match(method: "GET", rawPath: "/stateful") == .file)

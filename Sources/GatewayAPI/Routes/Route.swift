@@ -20,8 +20,10 @@ public enum Route: Equatable, Sendable {
     case methodNotAllowed(allow: String)
     /// A channel path whose topic breaks the rules of `TopicName`.
     case badTopic(TopicError)
-    /// `GET /healthz`.
+    /// `GET /healthz`: the process is up.
     case health
+    /// `GET /readyz`: the engine takes publishes and subscriptions.
+    case ready
     /// `GET /metrics`.
     case metrics
     /// Any other `GET` or `HEAD`: a file of `public/`.
@@ -49,6 +51,7 @@ public enum Route: Equatable, Sendable {
         guard method == "GET" || method == "HEAD" else { return .methodNotAllowed(allow: readMethods) }
         switch path {
         case "/healthz": return .health
+        case "/readyz": return .ready
         case "/metrics": return .metrics
         default: return .file
         }

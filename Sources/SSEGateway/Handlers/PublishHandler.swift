@@ -6,7 +6,7 @@ import StreamHub
 /// publishes once, and answers `{"id":"<id>","subscribers":<n>}`. Every error
 /// is a refusal (a status with a one-line reason) and changes nothing.
 struct PublishHandler: Sendable {
-    let hub: Hub
+    let engine: any StreamEngine
     let token: PublishToken?
 
     func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
@@ -28,9 +28,13 @@ struct PublishHandler: Sendable {
             return .refused(.badRequest, "body is not valid UTF-8")
         }
         do {
-            let result = try await hub.publish(topic: topic, channel: channel, data: value, event: event)
+            let result = try await engine.publish(topic: topic, channel: channel, data: value, event: event)
             return .response(HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"],
                                           body: Array("{\"id\":\"\(result.id)\",\"subscribers\":\(result.subscribers)}\n".utf8)))
+        } catch .unavailable {
+            // Nothing was stored: the client may retry shortly (another gateway may take it).
+            return .refused(.serviceUnavailable, "cannot store the value now: the cluster's Redis is unreachable",
+                            headers: ["Retry-After": "1"])
         } catch {
             return .refused(.serviceUnavailable, "the gateway is shutting down")
         }

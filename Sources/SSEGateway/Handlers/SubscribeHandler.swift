@@ -13,12 +13,12 @@ import StreamHub
 /// finishes the subscriber (overflow, shutdown) the response ends and the
 /// connection closes.
 struct SubscribeHandler: Sendable {
-    let hub: Hub
+    let engine: any StreamEngine
     let retryFrame: [UInt8]
     let headers: HTTPHeaders
 
-    init(hub: Hub, retryMilliseconds: Int) {
-        self.hub = hub
+    init(engine: any StreamEngine, retryMilliseconds: Int) {
+        self.engine = engine
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
         headers = [
             "Content-Type": "text/event-stream",
@@ -34,7 +34,14 @@ struct SubscribeHandler: Sendable {
             return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in }))
         }
         let lastEventID = channel == .events ? LastEventID.parse(request.head.headers["Last-Event-ID"]) : nil
-        let subscription = await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+        let subscription: Subscription
+        do {
+            subscription = try await engine.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+        } catch {
+            // Nothing is subscribed; EventSource retries by itself after an error status.
+            return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
+                            headers: ["Retry-After": "1"])
+        }
         let retryFrame = retryFrame
         return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { stream in
             subscription.onFinish { reason in

@@ -25,6 +25,11 @@ struct Router: Sendable {
             return .refused(.badRequest, error.reason)
         case .health:
             return .response(.text(.ok, "ok"))
+        case .ready:
+            // Ready to take publishes and new subscriptions (false while a cluster's Redis is unreachable).
+            return subscribe.engine.isReady
+                ? .response(.text(.ok, "ready"))
+                : .refused(.serviceUnavailable, "not ready: the cluster's Redis is unreachable", headers: ["Retry-After": "1"])
         case .metrics:
             return .response(await metrics.respond())
         case .file:
