@@ -1,6 +1,5 @@
 import Dispatch
 import GatewayAPI
-import Glibc
 import HTTPCore
 
 /// Serves files of one directory, refusing every path that leaves it.
@@ -24,12 +23,7 @@ struct StaticFiles: Sendable {
 
     /// Resolves `root` with `realpath` once (blocking: call at startup).
     init(root: String) {
-        if let resolved = realpath(root, nil) {
-            self.root = String(cString: resolved)
-            free(resolved)
-        } else {
-            self.root = nil
-        }
+        self.root = FileSystem.realPath(root)
         queue = DispatchQueue(label: "streams.static-files", attributes: .concurrent)
     }
 
