@@ -54,10 +54,10 @@ extension HTTPServer {
     /// refusal already answered, shutdown).
     private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser,
                              isFirst: Bool) async -> HTTPRequest? {
-        var idle = !parser.hasBufferedBytes
+        var idle = !parser.isMidRequest
         if idle && !enterIdle(connection) { return nil }
         defer { if idle { leaveIdle(connection) } }
-        var headDeadline: ContinuousClock.Instant? = parser.hasBufferedBytes ? .now + configuration.headerTimeout : nil
+        var headDeadline: ContinuousClock.Instant? = parser.isMidRequest ? .now + configuration.headerTimeout : nil
         var readingBody = false
         while true {
             let event: HTTPParserEvent?
