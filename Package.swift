@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["HTTPCore", "CStreamsSSL"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
-        .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "Locking"]),
+        .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "HTTPCore", "Locking"]),
         .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "GatewayAPI", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
         .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "GatewayAPI", "HTTPCore", "StreamHub", "SSEGateway"]),
     ],
