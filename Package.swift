@@ -30,10 +30,12 @@ let package = Package(
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
         .executableTarget(name: "SSELoad", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "Locking"]),
-        // For tests: throwaway certificates (made with the openssl command at run
-        // time), the plain/TLS `Transport` that parameterizes tests, children
-        // spawned safely, and large payloads built without holding a cooperative thread.
-        .target(name: "TestSupport", dependencies: ["HTTPCore", "CStreamsSSL"], path: "Tests/TestSupport"),
+        // For tests: the one SSE test client, the metrics reader, the gateway under
+        // test (its client helpers; the real executable as a child process), throwaway
+        // certificates (made with the openssl command at run time), the plain/TLS
+        // `Transport` that parameterizes tests, children spawned safely, and large
+        // payloads built without holding a cooperative thread.
+        .target(name: "TestSupport", dependencies: ["HTTPCore", "StreamHub", "CStreamsSSL", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "HTTPCore", "Locking"]),

@@ -1,6 +1,7 @@
 import Glibc
 import HTTPCore
 import StreamHub
+import TestSupport
 
 /// An SSE subscriber of the reliability tests that checks every event as it is
 /// parsed (by `LFEventScanner`: these tests read megabytes), so nothing needs to be kept: ids are decimal and each is the previous
@@ -13,16 +14,6 @@ final class CheckedStream {
         case contiguous
         /// Every id is larger than the previous: nothing doubled or reordered.
         case increasing
-    }
-
-    /// How the response ended.
-    enum Ending: Equatable {
-        /// The chunked terminator, then EOF: the server ended the stream cleanly.
-        case terminated
-        /// EOF or a reset without the terminator (a cut: overflow, or the grace ran out).
-        case cut(String)
-        /// Nothing ended it within the wait.
-        case stillOpen
     }
 
     let client: HTTPClient
@@ -107,24 +98,8 @@ final class CheckedStream {
     }
 
     /// Reads (checking events) until the response ends, up to `seconds`.
-    func readToEnd(within seconds: Double) async -> Ending {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        do {
-            while true {
-                switch try await client.nextEvent(deadline: deadline) {
-                case .body(let bytes): feed(bytes)
-                case .head: return .cut("a second response head")
-                case nil: return .cut("EOF before the chunked terminator")
-                case .end:
-                    let after = try await client.connection.read(deadline: deadline)
-                    return after.isEmpty ? .terminated : .cut("bytes after the terminator")
-                }
-            }
-        } catch IOWaitError.timedOut {
-            return .stillOpen
-        } catch {
-            return .cut("\(error)")
-        }
+    func readToEnd(within seconds: Double) async -> SSEEnding {
+        await client.readToEnding(upTo: seconds) { feed($0) }
     }
 
     private func feed(_ bytes: [UInt8]) {
@@ -161,7 +136,7 @@ final class CheckedStream {
     /// Leaves as a well-behaved client does: a FIN (`shutdown(SHUT_WR)`), then
     /// reading what is still coming until the server closes its side, then close.
     /// The ending tells whether the server noticed within `seconds`.
-    func leaveGracefully(within seconds: Double) async -> Ending {
+    func leaveGracefully(within seconds: Double) async -> SSEEnding {
         Glibc.shutdown(client.connection.fd, Int32(SHUT_WR))
         let ending = await readToEnd(within: seconds)
         client.close()

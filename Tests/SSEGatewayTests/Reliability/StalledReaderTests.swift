@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 extension Reliability {
     /// Subscribers that never read, beside a few that do, while a lot is published.
@@ -41,7 +42,7 @@ extension Reliability {
                 let target = "/events/stalled"
                 let stalled = try await openStalled(gateway, target: target)
                 defer { for stream in stalled { stream.close() } }
-                #expect(try await gateway.waitForMetric(subscribersMetric(.events), toBe: Double(Self.stalled), upTo: 10)
+                #expect(try await gateway.waitForMetric(subscribersMetric(.events), toBe: Double(Self.stalled), within: 10)
                         == Double(Self.stalled))
                 let base = gateway.probe.residentBytes()
                 let peaks = PeakSampler(gateway.probe)
@@ -58,9 +59,9 @@ extension Reliability {
                 #expect(published.ids == Set(1...UInt64(events)), "every publish got its own id, 1...\(events)")
                 // Every stalled one was cut and its connection closed; the readers are still there.
                 let disconnects = try await gateway.waitForMetric("sse_gateway_slow_subscriber_disconnects_total",
-                                                                  toBe: Double(Self.stalled), upTo: 10)
+                                                                  toBe: Double(Self.stalled), within: 10)
                 #expect(disconnects == Double(Self.stalled))
-                #expect(try await gateway.waitForMetric("sse_gateway_connections", toBe: Double(Self.readers + 1), upTo: 10)
+                #expect(try await gateway.waitForMetric("sse_gateway_connections", toBe: Double(Self.readers + 1), within: 10)
                         == Double(Self.readers + 1), "the readers' connections and the metrics request's")
                 #expect(try await gateway.metrics()[subscribersMetric(.events)] == Double(Self.readers))
                 readers.release()
@@ -100,7 +101,7 @@ extension Reliability {
                 let target = "/state/stalled"
                 let stalled = try await openStalled(gateway, target: target)
                 defer { for stream in stalled { stream.close() } }
-                #expect(try await gateway.waitForMetric(subscribersMetric(.state), toBe: Double(Self.stalled), upTo: 10)
+                #expect(try await gateway.waitForMetric(subscribersMetric(.state), toBe: Double(Self.stalled), within: 10)
                         == Double(Self.stalled))
                 let base = gateway.probe.residentBytes()
                 let peaks = PeakSampler(gateway.probe)
