@@ -14,12 +14,21 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // hiredis, for RedisClient: RESP parsing and command formatting only (no sockets).
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         // `Locked`: the package's one lock, a Mutex whose hand-offs ThreadSanitizer sees.
         .target(name: "Locking"),
         // Sockets, the epoll loop, HTTP/1.1. Knows nothing of topics.
         .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "Locking"]),
         // Topics, subscribers, ids, replay windows. Knows nothing of sockets.
         .target(name: "StreamHub", dependencies: ["Locking"]),
+        // A Redis client on HTTPCore's loop: pipelined commands and a pub/sub subscriber.
+        // Knows nothing of topics.
+        .target(name: "RedisClient", dependencies: ["CHiredis", "HTTPCore", "Locking"]),
         // The API's rules (API.md): topic and event names, Last-Event-ID, the route
         // table, the publish token, durations, the response policy. Imported by the
         // gateway, the load tool and the tests, so each rule has one definition.
@@ -33,9 +42,11 @@ let package = Package(
         // For tests: the one SSE test client, the metrics reader, the gateway under
         // test (its client helpers; the real executable as a child process), throwaway
         // certificates (made with the openssl command at run time), the plain/TLS
-        // `Transport` that parameterizes tests, children spawned safely, and large
-        // payloads built without holding a cooperative thread.
+        // `Transport` that parameterizes tests, children spawned safely, large
+        // payloads built without holding a cooperative thread, and a real
+        // redis-server per test.
         .target(name: "TestSupport", dependencies: ["HTTPCore", "StreamHub", "CStreamsSSL", "Locking"], path: "Tests/TestSupport"),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "HTTPCore", "Locking"]),
