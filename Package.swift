@@ -51,7 +51,8 @@ let package = Package(
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "HTTPCore", "Locking"]),
         .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "GatewayAPI", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
-        .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "GatewayAPI", "HTTPCore", "StreamHub", "SSEGateway"]),
+        // SSEGateway: the executable the tests run as a child process.
+        .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "GatewayAPI", "HTTPCore", "StreamHub", "SSEGateway", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

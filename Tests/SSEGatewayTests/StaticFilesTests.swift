@@ -5,78 +5,10 @@ import HTTPCore
 import Testing
 @testable import SSEGateway
 
-/// A throwaway tree: `base/public` is the served root, `base/outside` is not.
-private struct Fixture {
-    let base: String
-    let root: String
-    let files: StaticFiles
-
-    init() throws {
-        base = NSTemporaryDirectory() + "static-files-\(UUID().uuidString)"
-        root = base + "/public"
-        let fm = FileManager.default
-        for dir in ["public/sub", "public/empty-dir", "outside"] {
-            try fm.createDirectory(atPath: base + "/" + dir, withIntermediateDirectories: true)
-        }
-        try Self.write(base, "public/index.html", "<!doctype html><h1>streams</h1>\n")
-        try Self.write(base, "public/app.js", "console.log(1)\n")
-        try Self.write(base, "public/style.css", "body{}\n")
-        try Self.write(base, "public/data.json", "{}\n")
-        try Self.write(base, "public/blob.bin", "\u{1}\u{2}")
-        try Self.write(base, "public/hello world.txt", "spaces\n")
-        try Self.write(base, "public/.env", "SECRET=1\n")
-        try Self.write(base, "public/sub/index.html", "<p>sub</p>\n")
-        try Self.write(base, "public/sub/notes.txt", "line one\nline two\n")
-        try Self.write(base, "outside/secret.txt", "secret\n")
-        try fm.createSymbolicLink(atPath: root + "/inside-link.txt", withDestinationPath: "sub/notes.txt")
-        try fm.createSymbolicLink(atPath: root + "/outside-link.txt", withDestinationPath: "../outside/secret.txt")
-        try fm.createSymbolicLink(atPath: root + "/outdir", withDestinationPath: "../outside")
-        try fm.createSymbolicLink(atPath: root + "/escape", withDestinationPath: "/")
-        files = StaticFiles(root: root)
-    }
-
-    static func write(_ base: String, _ path: String, _ text: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: base + "/" + path))
-    }
-
-    func write(_ path: String, _ text: String) throws { try Self.write(base, path, text) }
-
-    func get(_ path: String, _ headers: HTTPHeaders = [:]) async -> Served {
-        await respond("GET", path, headers)
-    }
-
-    func respond(_ method: String, _ path: String, _ headers: HTTPHeaders = [:]) async -> Served {
-        await served(files, method, path, headers)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: base) }
-}
-
-/// The answer as the gateway sends it: the files' reply under the response
-/// policy, without a body for `HEAD` (as the server writes it).
-private func served(_ files: StaticFiles, _ method: String, _ path: String,
-                    _ headers: HTTPHeaders = [:]) async -> Served {
-    let response = ResponsePolicy(corsOrigin: "*").finish(
-        await files.respond(method: method, rawPath: path, requestHeaders: headers))
-    guard case .bytes(let body) = response.body, method != "HEAD" else {
-        return Served(status: response.head.status, headers: response.head.headers, body: [])
-    }
-    return Served(status: response.head.status, headers: response.head.headers, body: body)
-}
-
-/// A fixed response as the tests read it.
-private struct Served {
-    var status: HTTPStatus
-    var headers: HTTPHeaders
-    var body: [UInt8]
-
-    var text: String { String(decoding: body, as: UTF8.self) }
-}
-
 struct StaticFilesTests {
     /// `GET /` serves the root's index.html as UTF-8 HTML.
     @Test func rootServesIndex() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get("/")
         #expect(response.status == .ok)
@@ -87,7 +19,7 @@ struct StaticFilesTests {
 
     /// A directory, with or without a trailing slash, serves its own index.html; one without an index is 404.
     @Test func directoriesServeTheirIndex() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         #expect(await fx.get("/sub/").text == "<p>sub</p>\n")
         #expect(await fx.get("/sub").text == "<p>sub</p>\n")
@@ -106,7 +38,7 @@ struct StaticFilesTests {
         ("/blob.bin", "application/octet-stream"),
     ])
     func contentTypes(path: String, type: String) async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get(path)
         #expect(response.status == .ok)
@@ -130,7 +62,7 @@ struct StaticFilesTests {
 
     /// Percent-encoded file names are decoded before lookup.
     @Test func encodedNamesAreDecoded() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         #expect(await fx.get("/hello%20world.txt").text == "spaces\n")
         #expect(await fx.get("/%61pp.js").status == .ok)
@@ -138,7 +70,7 @@ struct StaticFilesTests {
 
     /// A symlink that stays inside the root is served like the file it points to.
     @Test func symlinkInsideIsServed() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get("/inside-link.txt")
         #expect(response.status == .ok)
@@ -148,7 +80,7 @@ struct StaticFilesTests {
     /// Symlinks that lead out of the root, to a file or a directory, are 404.
     @Test(arguments: ["/outside-link.txt", "/outdir/secret.txt", "/outdir/", "/escape/etc/passwd", "/escape/"])
     func symlinkOutsideIsRefused(path: String) async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get(path)
         #expect(response.status == .notFound)
@@ -167,7 +99,7 @@ struct StaticFilesTests {
         "/.env", "/%2eenv", "/%0a", "/%ff",
     ])
     func traversalIsRefused(path: String) async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get(path)
         #expect(response.status == .notFound)
@@ -177,7 +109,7 @@ struct StaticFilesTests {
 
     /// HEAD answers with GET's headers, the file's Content-Length and no body.
     @Test func headHasHeadersAndNoBody() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let get = await fx.get("/sub/notes.txt")
         let head = await fx.respond("HEAD", "/sub/notes.txt", [:])
@@ -192,7 +124,7 @@ struct StaticFilesTests {
 
     /// Responses carry a quoted ETag, an IMF-fixdate Last-Modified, no-cache and nosniff.
     @Test func cachingAndSafetyHeaders() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get("/app.js")
         let etag = try #require(response.headers["ETag"])
@@ -206,7 +138,7 @@ struct StaticFilesTests {
 
     /// A matching If-None-Match (exact, weak, in a list, or `*`) revalidates to 304 with no body.
     @Test func etagRevalidation() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let etag = try #require(await fx.get("/app.js").headers["ETag"])
         for candidate in [etag, "W/" + etag, "\"other\", " + etag, "*"] {
@@ -225,7 +157,7 @@ struct StaticFilesTests {
 
     /// Rewriting a file changes its ETag, so the old one no longer revalidates.
     @Test func rewrittenFileGetsNewETag() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let old = try #require(await fx.get("/app.js").headers["ETag"])
         try fx.write("public/app.js", "console.log('changed')\n")
@@ -237,7 +169,7 @@ struct StaticFilesTests {
 
     /// If-Modified-Since at or after the file's time gives 304; an older or unreadable date gives the file.
     @Test func ifModifiedSince() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let mtime = 1_700_000_000
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: Double(mtime))],
@@ -272,7 +204,7 @@ struct StaticFilesTests {
 
     /// A FIFO in the root is 404 at once instead of hanging the request.
     @Test func fifoIsNotServedAndDoesNotHang() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         #expect(mkfifo(fx.root + "/pipe", 0o644) == 0)
         #expect(await fx.get("/pipe").status == .notFound)
@@ -280,7 +212,7 @@ struct StaticFilesTests {
 
     /// Files over 16 MiB are 404; a file of exactly 16 MiB is served whole.
     @Test func largeFilesAreRefused() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         try fx.write("public/big.bin", "")
         try fx.write("public/max.bin", "")
