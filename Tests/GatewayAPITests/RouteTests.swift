@@ -52,39 +52,3 @@ struct RouteTests {
         #expect(!token.authorizes(nil))
     }
 }
-
-struct ResponsePolicyTests {
-    /// Every reply leaves with the CORS field; a refusal with its reason as one line of text.
-    @Test func corsAndRefusalBodies() {
-        let policy = ResponsePolicy(corsOrigin: "https://o.example")
-        let ok = policy.finish(.response(HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"])))
-        #expect(ok.head.headers["Access-Control-Allow-Origin"] == "https://o.example")
-        #expect(ok.head.headers["Content-Type"] == "application/json")
-        let refused = policy.finish(.refused(.methodNotAllowed, "no", headers: ["Allow": "GET"]))
-        #expect(refused.head.status == .methodNotAllowed)
-        #expect(refused.head.headers["Allow"] == "GET")
-        #expect(refused.head.headers["Access-Control-Allow-Origin"] == "https://o.example")
-        #expect(refused.head.headers["Content-Type"] == "text/plain; charset=utf-8")
-        guard case .bytes(let body) = refused.body else { Issue.record("not a fixed body"); return }
-        #expect(body == Array("no\n".utf8))
-    }
-}
-
-struct DurationTextTests {
-    /// The forms the command lines take, exactly, and their formatting back.
-    @Test func parsesAndFormats() throws {
-        #expect(try DurationText.parse("250ms", allowZero: false) == .milliseconds(250))
-        #expect(try DurationText.parse("1.5", allowZero: false) == .milliseconds(1500))
-        #expect(try DurationText.parse("2m", allowZero: false) == .seconds(120))
-        #expect(try DurationText.parse("0", allowZero: true) == .zero)
-        #expect(throws: DurationText.Problem.zero) { try DurationText.parse("0s", allowZero: false) }
-        #expect(throws: DurationText.Problem.negative) { try DurationText.parse("-1s", allowZero: true) }
-        #expect(throws: DurationText.Problem.underOneMillisecond) { try DurationText.parse("0.0001", allowZero: true) }
-        #expect(throws: DurationText.Problem.malformed) { try DurationText.parse("721h", allowZero: true) }
-        for bad in ["", "s", "1e3", " 1s", "1.s", "+1"] {
-            #expect(throws: DurationText.Problem.malformed) { try DurationText.parse(bad, allowZero: true) }
-        }
-        #expect(DurationText.format(.milliseconds(1500)) == "1500ms")
-        #expect(DurationText.format(.seconds(300)) == "5m")
-    }
-}
