@@ -12,9 +12,3 @@ public enum StandardStreams {
     /// Whether standard output is a terminal.
     public static var outputIsTerminal: Bool { Syscall.isTerminal(STDOUT_FILENO) }
 }
-
-/// CPU time this process has used (`getrusage`).
-public enum ProcessCPU {
-    /// User plus system time, in seconds.
-    public static func seconds() -> Double { Syscall.cpuSeconds() }
-}

@@ -171,6 +171,13 @@ enum Syscall {
         Glibc.isatty(fd) != 0
     }
 
+    /// `CLOCK_MONOTONIC`, in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
     /// User plus system CPU time this process has used, in seconds.
     static func cpuSeconds() -> Double {
         var usage = rusage()
