@@ -51,3 +51,34 @@ func withGateway(over transport: Transport = .plain, _ configure: (inout Gateway
     }
     await gateway.stop()
 }
+
+/// Where a gateway under test runs: inside the test process (`RunningGateway`) or as
+/// the real `sse-gateway` executable (`GatewayProcess`).
+enum GatewayRun: String, CaseIterable, Sendable {
+    case inProcess
+    case childProcess
+}
+
+/// Runs `body` against a fresh gateway started with the command line `arguments`,
+/// run as `run` says, over `transport` (the harness chooses the port, the public
+/// directory and, over TLS, the test certificate). The one entry point for a test
+/// that must hold for the gateway however it runs.
+func withGateway(_ run: GatewayRun, over transport: Transport = .plain, arguments: [String] = [],
+                 _ body: (any GatewayUnderTest) async throws -> Void) async throws {
+    switch run {
+    case .childProcess:
+        try await withGatewayProcess(arguments, over: transport) { try await body($0) }
+    case .inProcess:
+        guard case .run(let parsed) = try GatewayConfiguration.parse(arguments: arguments, environment: [:]) else {
+            throw HarnessFailure("\(arguments) does not start a gateway")
+        }
+        try await withGateway(over: transport, { configuration in
+            let harness = configuration
+            configuration = parsed
+            configuration.port = harness.port
+            configuration.publicDirectory = harness.publicDirectory
+            configuration.tlsCertificate = harness.tlsCertificate
+            configuration.tlsKey = harness.tlsKey
+        }) { try await body($0) }
+    }
+}
