@@ -128,7 +128,7 @@ enum GatewayOptions {
                       defaultText: { $0.accessLog ? "on" : "off" },
                       apply: { config, text throws(ValueProblem) in config.accessLog = try OptionValue.boolean(text) }),
         GatewayOption(name: "redis", kind: .value(placeholder: "URL"),
-                      summary: "Join a cluster: redis://[[user]:password@]host[:port][/db] (ids, state and windows in Redis).",
+                      summary: "Join a cluster: redis://[[user]:password@]host[:port][/db].",
                       isSecret: true,
                       defaultText: { $0.redis.map(\.description) ?? "none (everything in this process)" },
                       apply: { config, text throws(ValueProblem) in
