@@ -164,13 +164,21 @@ extension ClusterEngine {
 
     private var probeChannelBytes: [UInt8] { ClusterKeys.probeChannel(gateway: configuration.gatewayID) }
 
-    /// Lets go of topics nobody here subscribes to (UNSUBSCRIBE, the hub forgets its
-    /// copy), then lets the hub prune.
+    /// Lets go of topics nobody here has subscribed to for `followLinger` (UNSUBSCRIBE,
+    /// the hub forgets its copy), then prunes the windows by age.
     public func sweep() async {
         guard !isShutdown else { return }
         let counts = await hub.subscriberCounts()
         var leaving: [String] = []
-        for name in Array(followed.keys) where counts[name] == nil && followed[name]!.isIdle {
+        let now = ContinuousClock.now
+        for name in Array(followed.keys) {
+            guard counts[name] == nil, followed[name]!.isIdle else {
+                followed[name]!.unwantedSince = nil
+                continue
+            }
+            let since = followed[name]!.unwantedSince ?? now
+            followed[name]!.unwantedSince = since
+            guard now - since >= configuration.followLinger else { continue }
             followed[name]!.leave()
             leaving.append(name)
         }
@@ -197,6 +205,7 @@ extension ClusterEngine {
             if self.link?.generation == link.generation { unsubscribing.subtract(gone) }
             doorbellRinger.yield()
         }
-        await hub.sweep()
+        // Which topics the hub holds is decided here (followed ones); it only lets old events go.
+        await hub.pruneWindows()
     }
 }

@@ -58,6 +58,9 @@ struct FollowedTopic {
     /// Subscribers between their arrival and their registration in the hub: while
     /// any, the topic is not let go.
     var pendingSubscribers = 0
+    /// Since when nobody here subscribes (nil while someone does): the sweep lets
+    /// the topic go once that is older than the linger.
+    var unwantedSince: ContinuousClock.Instant?
     var waiters: [Waiter] = []
 
     // MARK: Subscribing and syncing

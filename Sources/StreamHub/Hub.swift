@@ -185,6 +185,16 @@ public actor Hub: StreamEngine {
         return true
     }
 
+    /// Lets events older than the replay age leave every window, forgetting no topic:
+    /// for an engine that decides itself which topics this hub holds.
+    public func pruneWindows() {
+        drainRemovals()
+        let now = configuration.now()
+        for name in Array(topics.keys) {
+            topics[name]?.pruneWindow(now: now)
+        }
+    }
+
     /// Subscribers of one topic's channel here.
     public func subscriberCount(topic name: String, channel: Channel) -> Int {
         drainRemovals()

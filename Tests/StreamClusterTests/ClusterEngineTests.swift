@@ -204,12 +204,15 @@ struct ClusterEngineTests {
 
     /// A topic nobody here subscribes to any more is let go: unsubscribed in Redis and forgotten by the hub.
     @Test func topicsNobodyFollowsAreLetGo() async throws {
-        try await withCluster(engines: 1) { redis, engines in
+        try await withCluster(engines: 1, { $0.followLinger = .milliseconds(300) }) { redis, engines in
             let a = engines[0]
             let subscription = try await a.subscribe("brief")
             _ = try await a.publish("brief", .events, "x")
             #expect(try await subscription.events(1).count == 1)
             subscription.cancel()
+            await a.engine.sweep()
+            #expect(await a.engine.snapshot().topics == 1, "let go before the linger")
+            try await Task.sleep(for: .milliseconds(400))
             await a.engine.sweep()
             #expect(await a.engine.snapshot().topics == 0)
             #expect(try await eventually { try await redis.run(["PUBSUB", "NUMSUB", "sse:t:brief"]).array?.last?.integer == 0 })
