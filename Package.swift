@@ -29,12 +29,14 @@ let package = Package(
         // A Redis client on HTTPCore's loop: pipelined commands and a pub/sub subscriber.
         // Knows nothing of topics.
         .target(name: "RedisClient", dependencies: ["CHiredis", "HTTPCore", "Locking"]),
+        // The Redis engine: several gateways given one Redis are one gateway to clients.
+        .target(name: "StreamCluster", dependencies: ["StreamHub", "RedisClient", "Locking"]),
         // The API's rules (API.md): topic and event names, Last-Event-ID, the route
         // table, the publish token, durations, the response policy. Imported by the
         // gateway, the load tool and the tests, so each rule has one definition.
         .target(name: "GatewayAPI", dependencies: ["HTTPCore", "StreamHub"]),
         // The executable: handlers, SSE streams, publishing, static files, metrics, CLI.
-        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
+        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
@@ -50,7 +52,8 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "HTTPCore", "Locking"]),
-        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "GatewayAPI", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
+        .testTarget(name: "StreamClusterTests", dependencies: ["StreamCluster", "StreamHub", "RedisClient", "HTTPCore", "TestSupport", "Locking"]),
+        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "TestSupport", "Locking"]),
         // SSEGateway: the executable the tests run as a child process.
         .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "GatewayAPI", "HTTPCore", "StreamHub", "SSEGateway", "TestSupport"]),
     ],

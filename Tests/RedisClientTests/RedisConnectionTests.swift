@@ -1,7 +1,7 @@
 import Glibc
 import HTTPCore
 import Locking
-import RedisClient
+@testable import RedisClient
 import Testing
 import TestSupport
 
@@ -54,6 +54,33 @@ struct RedisConnectionTests {
             #expect(list[Int(length) - 1].string == String(index))
         }
         #expect(Set(results.map(\.1)) == Set(1...1000))
+    }
+
+    /// Commands issued together share writes and their replies share reads (printed: the batching achieved).
+    @Test func concurrentCommandsShareWritesAndReads() async throws {
+        let server = try await RedisServer.start()
+        let redis = try await connect(server)
+        defer { redis.close() }
+        let script = "return redis.call('INCR', KEYS[1])"
+        let sha = try await redis.command(["SCRIPT", "LOAD", script], timeout: Self.timeout).string ?? ""
+        let before = redis.ioCounts
+        let start = ContinuousClock.now
+        let callers = 100, each = 200
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<callers {
+                group.addTask {
+                    for _ in 0..<each { _ = try await redis.command(["EVALSHA", sha, "1", "n"], timeout: Self.timeout) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = ContinuousClock.now - start
+        let after = redis.ioCounts
+        let writes = after.writes - before.writes, reads = after.reads - before.reads
+        print("RedisClient: \(callers * each) EVALSHA from \(callers) callers in \(elapsed): \(writes) writes, \(reads) reads")
+        #expect(try await redis.command(["GET", "n"], timeout: Self.timeout).integer == Int64(callers * each))
+        #expect(writes < UInt64(callers * each / 2))
+        #expect(reads < UInt64(callers * each / 2))
     }
 
     /// Values with NUL, CR and LF bytes, empty values and a 1 MiB value come back byte for byte.

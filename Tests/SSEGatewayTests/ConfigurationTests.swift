@@ -1,3 +1,4 @@
+import RedisClient
 import HTTPCore
 import Testing
 @testable import SSEGateway
@@ -35,12 +36,15 @@ struct ConfigurationTests {
         "--host", "--port", "--public", "--retry-ms", "--heartbeat", "--events-queue-limit", "--replay-count",
         "--replay-max-age", "--max-body", "--max-header-bytes", "--max-uri", "--max-connections",
         "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token", "--cors-origin",
-        "--shutdown-grace", "--access-log", "--tls-cert", "--tls-key",
+        "--shutdown-grace", "--access-log", "--redis", "--tls-cert", "--tls-key",
     ]
 
     /// One value for every option (TLS is tested on its own: it needs a pair).
     static let oneValueEach: [(name: String, text: String, expected: GatewayConfiguration)] = [
         ("host", "0.0.0.0", defaults { $0.host = "0.0.0.0" }),
+        ("redis", "redis://:secret@10.0.0.5:6380/2", defaults {
+            $0.redis = RedisURL(host: "10.0.0.5", port: 6380, user: nil, password: "secret", database: 2)
+        }),
         ("port", "9000", defaults { $0.port = 9000 }),
         ("public", "/srv/www", defaults { $0.publicDirectory = "/srv/www" }),
         ("retry-ms", "500", defaults { $0.retryMilliseconds = 500 }),

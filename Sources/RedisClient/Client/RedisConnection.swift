@@ -62,6 +62,11 @@ public final class RedisConnection: Sendable {
         core.onClose(handler)
     }
 
+    /// Writes and reads of the socket so far (for tests of the batching).
+    var ioCounts: (writes: UInt64, reads: UInt64) {
+        (core.writes.load(ordering: .relaxed), core.reads.load(ordering: .relaxed))
+    }
+
     /// Closes the connection; pending calls fail with `.closed`. Idempotent.
     public func close() {
         core.close()

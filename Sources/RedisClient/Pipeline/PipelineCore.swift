@@ -1,5 +1,6 @@
 import HTTPCore
 import Locking
+import Synchronization
 
 /// The storage behind `RedisConnection` and `RedisSubscriber`: one socket, the
 /// pipeline's state under a lock, and the connection's two tasks, both on the
@@ -26,6 +27,9 @@ final class PipelineCore: Sendable {
     private let state: Locked<State>
     /// Set for a subscriber: message pushes go here instead of to a caller.
     private let onMessage: MessageHandler?
+    /// Writes and reads so far (tests check that commands share writes).
+    let writes = Atomic<UInt64>(0)
+    let reads = Atomic<UInt64>(0)
 
     init(connection: Connection, loop: EventLoop, limits: PipelineLimits = .standard, onMessage: MessageHandler?) {
         self.connection = connection
@@ -96,6 +100,7 @@ final class PipelineCore: Sendable {
                     if !state.withLock({ $0.parkWriter(writer) }) { writer.resume() }
                 }
             case .write:
+                writes.add(1, ordering: .relaxed)
                 do {
                     try await connection.write([buffer])
                 } catch {
@@ -122,6 +127,7 @@ final class PipelineCore: Sendable {
                 break
             }
             if bytes.isEmpty { break }
+            reads.add(1, ordering: .relaxed)
             var failure: RedisError?
             do throws(RedisError) {
                 try parser.feed(bytes)

@@ -47,13 +47,21 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
     /// The writer task while it waits for bytes.
     private var parkedWriter: Writer?
     private var closeHandlers: [@Sendable () -> Void] = []
-    private(set) var isOpen = true
+    /// `open → closed`, once; nothing reopens (a new connection is a new state).
+    private var lifecycle = Lifecycle.open
+
+    private enum Lifecycle {
+        case open
+        case closed
+    }
 
     init(limits: PipelineLimits = .standard) {
         self.limits = limits
     }
 
     var pendingCount: Int { entries.count }
+
+    var isOpen: Bool { lifecycle == .open }
 
     /// Queues a command (its RESP bytes) whose `replies` replies `caller` awaits.
     mutating func enqueue(_ command: EncodedCommand, replies: Int, deadline: ContinuousClock.Instant,
@@ -141,8 +149,10 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
     }
 
     private mutating func close(now: ContinuousClock.Instant?, firstError: RedisError = .closed) -> Closing? {
-        guard isOpen else { return nil }
-        isOpen = false
+        switch lifecycle {
+        case .closed: return nil
+        case .open: lifecycle = .closed
+        }
         var closing = Closing()
         var first = true
         for entry in entries.removeAll() {

@@ -2,6 +2,7 @@ import Dispatch
 import GatewayAPI
 import Glibc
 import HTTPCore
+import StreamCluster
 import StreamHub
 
 /// The running gateway: one hub, one HTTP server, a ticker for heartbeats and
@@ -36,7 +37,14 @@ final class Gateway: Sendable {
         hubConfiguration.replayCount = configuration.replayCount
         hubConfiguration.replayMaxAge = configuration.replayMaxAge
         // On the loop's thread, with the connections that publish and subscribe.
-        let engine: any StreamEngine = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
+        let engine: any StreamEngine
+        if let redis = configuration.redis {
+            var cluster = ClusterConfiguration(redis: redis, hub: hubConfiguration)
+            cluster.log = { Log.info($0) }
+            engine = ClusterEngine(configuration: cluster, executor: EventLoop.shared.actorExecutor)
+        } else {
+            engine = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
+        }
         self.engine = engine
 
         let limit = DescriptorLimit.raiseToHard()

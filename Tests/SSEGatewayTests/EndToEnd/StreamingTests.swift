@@ -184,7 +184,7 @@ struct StreamingTests {
     /// Shutting the gateway down ends every open stream cleanly.
     @Test(arguments: Transport.allCases)
     func shutdownEndsStreams(_ transport: Transport) async throws {
-        let gateway = try RunningGateway(over: transport)
+        let gateway = try await RunningGateway.start(over: transport)
         let a = try await gateway.subscribe("/events/bye")
         let b = try await gateway.subscribe("/state/bye")
         defer { a.close(); b.close() }

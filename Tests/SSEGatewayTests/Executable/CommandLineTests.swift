@@ -27,6 +27,9 @@ struct CommandLineTests {
         (["--port"], ["--port", "needs a value"]),
         (["--max-connections", "0"], ["--max-connections", "'0'"]),
         (["--heartbeat", "soon"], ["--heartbeat", "'soon'"]),
+        (["--redis", "http://127.0.0.1:6379"], ["--redis", "redis://"]),
+        (["--redis", "redis://127.0.0.1:notaport"], ["--redis", "port"]),
+        (["--redis", "redis://127.0.0.1:6379/x"], ["--redis", "database"]),
     ])
     func badFlagExitsTwoNamingIt(arguments: [String], named: [String]) async throws {
         let run = try await runToExit(gatewayBinary, arguments)

@@ -47,9 +47,10 @@ final class CheckedStream {
     /// Connects (over TLS with `tls`), sends `GET target` and waits for the response
     /// head, which must be a `200`.
     static func open(port: Int, target: String, order: IDOrder, headWithin seconds: Double = 10,
-                     tls: TLSClientContext? = nil, check: ((UInt64, String) -> String?)? = nil,
+                     tls: TLSClientContext? = nil, headers: [(String, String)] = [],
+                     check: ((UInt64, String) -> String?)? = nil,
                      onEvents: ((Int) -> Void)? = nil) async throws -> CheckedStream {
-        let (stream, head) = try await SSETestClient.connect(port: port, target: target, tls: tls,
+        let (stream, head) = try await SSETestClient.connect(port: port, target: target, headers: headers, tls: tls,
                                                              headWithin: seconds, decoding: .lineScan)
         guard let head, head.status == 200 else {
             stream.close()

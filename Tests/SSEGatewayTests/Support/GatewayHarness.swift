@@ -1,9 +1,20 @@
 import Foundation
 import HTTPCore
+import RedisClient
 import StreamHub
 import Testing
 import TestSupport
 @testable import SSEGateway
+
+/// Where gateways under test keep their topics: in memory (the default), or in a
+/// cluster on a fresh redis-server of their own. `SSE_TEST_BACKEND=redis` runs the
+/// end-to-end suites again on Redis (scripts/test.sh does), since every behaviour
+/// of API.md must hold in both modes.
+enum Backend: String, Sendable {
+    case memory, redis
+
+    static let selected = Backend(rawValue: ProcessInfo.processInfo.environment["SSE_TEST_BACKEND"] ?? "") ?? .memory
+}
 
 /// A gateway running inside the test process on an ephemeral port of
 /// 127.0.0.1, speaking plain HTTP or HTTPS as `transport` says. Its client
@@ -11,14 +22,39 @@ import TestSupport
 final class RunningGateway: GatewayUnderTest {
     let gateway: Gateway
     let transport: Transport
+    /// The gateway's Redis, with the `.redis` backend (its own unless it was given one).
+    let redis: RedisServer?
+    private let ownsRedis: Bool
     private let task: Task<Void, Never>
 
     var port: Int { gateway.port }
 
-    /// Starts a gateway; over `.tls` with the test certificate chain and key
-    /// (set before `configure`, which may replace them).
-    init(over transport: Transport = .plain, _ configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+    /// Starts a gateway on `backend` (a Redis of its own for `.redis`, ready before
+    /// this returns); over `.tls` with the test certificate chain and key (set
+    /// before `configure`, which may replace them).
+    /// - Parameter sharing: a Redis other gateways use too (one cluster); the backend is then `.redis`.
+    static func start(over transport: Transport = .plain, backend: Backend = .selected, sharing: RedisServer? = nil,
+                      _ configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws -> RunningGateway {
+        let ownsRedis = sharing == nil && backend == .redis
+        let redis = ownsRedis ? try await RedisServer.start() : sharing
+        do {
+            let running = try RunningGateway(over: transport, redis: redis, ownsRedis: ownsRedis, configure)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !running.gateway.engine.isReady, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return running
+        } catch {
+            if ownsRedis { await redis?.stop() }
+            throw error
+        }
+    }
+
+    private init(over transport: Transport, redis: RedisServer?, ownsRedis: Bool,
+                 _ configure: (inout GatewayConfiguration) -> Void) throws {
         self.transport = transport
+        self.redis = redis
+        self.ownsRedis = ownsRedis
         var configuration = GatewayConfiguration()
         configuration.port = 0
         configuration.publicDirectory = packageRoot + "/public"
@@ -26,6 +62,7 @@ final class RunningGateway: GatewayUnderTest {
             configuration.tlsCertificate = TestCertificates.shared.serverChain
             configuration.tlsKey = TestCertificates.shared.serverKey
         }
+        if let redis { configuration.redis = try RedisURL(parsing: redis.url) }
         configure(&configuration)
         let gateway = try Gateway(configuration: configuration)
         self.gateway = gateway
@@ -36,13 +73,14 @@ final class RunningGateway: GatewayUnderTest {
     func stop() async {
         gateway.stop()
         await task.value
+        if ownsRedis { await redis?.stop() }
     }
 }
 
 /// Runs `body` against a fresh in-process gateway over `transport`, stopping it afterwards.
 func withGateway(over transport: Transport = .plain, _ configure: (inout GatewayConfiguration) -> Void = { _ in },
                  _ body: (RunningGateway) async throws -> Void) async throws {
-    let gateway = try RunningGateway(over: transport, configure)
+    let gateway = try await RunningGateway.start(over: transport, configure)
     do {
         try await body(gateway)
     } catch {
@@ -79,6 +117,7 @@ func withGateway(_ run: GatewayRun, over transport: Transport = .plain, argument
             configuration.publicDirectory = harness.publicDirectory
             configuration.tlsCertificate = harness.tlsCertificate
             configuration.tlsKey = harness.tlsKey
+            configuration.redis = parsed.redis ?? harness.redis  // The backend's Redis, unless the arguments name one.
         }) { try await body($0) }
     }
 }
