@@ -13,12 +13,25 @@ extension ClusterEngine {
                 if !toSubscribe.isEmpty {
                     group.addTask { await self.subscribeTopics(toSubscribe, link: link) }
                 }
-                for name in Array(followed.keys) {
+                // A bounded number at a time: after a reconnect with thousands of topics,
+                // their windows must not all come back at once (and time the link out).
+                for name in Array(followed.keys) where syncsInFlight < Self.maxSyncsInFlight {
                     guard let after = followed[name]?.takeSync() else { continue }
-                    group.addTask { await self.syncTopic(name, after: after, link: link) }
+                    syncsInFlight += 1
+                    group.addTask {
+                        await self.syncTopic(name, after: after, link: link)
+                        await self.syncFinished()
+                    }
                 }
             }
         }
+    }
+
+    static var maxSyncsInFlight: Int { 32 }
+
+    private func syncFinished() {
+        syncsInFlight -= 1
+        doorbellRinger.yield()  // Topics left waiting for a free slot.
     }
 
     private func subscribeTopics(_ topics: [String], link: RedisLink) async {
@@ -60,6 +73,7 @@ extension ClusterEngine {
             default:
                 configuration.log("redis: syncing \(topic) failed (\(error)); retrying")
                 try? await Task.sleep(for: .milliseconds(100))
+                guard self.link?.generation == link.generation else { return }
                 _ = followed[topic]?.syncFailed()
                 doorbellRinger.yield()
             }
@@ -91,7 +105,9 @@ extension ClusterEngine {
         if reply.lastEvents > entry.lastEvents {
             let held = entry.lastEvents
             let maxAge = configuration.replayMaxAgeMilliseconds
-            let kept = reply.entries.filter { $0.id > held && reply.now - $0.publishedAt <= maxAge }
+            // Only the oldest leave by age (a window is ordered by id): an entry that looks
+            // younger than one before it (Redis's clock stepped back) is still kept.
+            let kept = reply.entries.filter { $0.id > held }.drop { reply.now - $0.publishedAt > maxAge }
             let firstKept = kept.first?.id ?? reply.lastEvents + 1
             if firstKept > held + 1 {
                 steps.append(.skip(after: held, through: firstKept - 1))
@@ -205,7 +221,7 @@ extension ClusterEngine {
             if self.link?.generation == link.generation { unsubscribing.subtract(gone) }
             doorbellRinger.yield()
         }
-        // Which topics the hub holds is decided here (followed ones); it only lets old events go.
-        await hub.pruneWindows()
+        // The hub forgets no topic itself here (`forgetsIdleTopics` is off): this only prunes by age.
+        await hub.sweep()
     }
 }

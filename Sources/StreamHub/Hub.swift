@@ -185,16 +185,6 @@ public actor Hub: StreamEngine {
         return true
     }
 
-    /// Lets events older than the replay age leave every window, forgetting no topic:
-    /// for an engine that decides itself which topics this hub holds.
-    public func pruneWindows() {
-        drainRemovals()
-        let now = configuration.now()
-        for name in Array(topics.keys) {
-            topics[name]?.pruneWindow(now: now)
-        }
-    }
-
     /// Subscribers of one topic's channel here.
     public func subscriberCount(topic name: String, channel: Channel) -> Int {
         drainRemovals()
@@ -307,6 +297,10 @@ public actor Hub: StreamEngine {
 
     /// Forgets the topic if it holds nothing worth keeping (its ids start over).
     private func forgetIfIdle(_ name: String, now: ContinuousClock.Instant) {
+        guard configuration.forgetsIdleTopics else {
+            topics[name]?.pruneWindow(now: now)
+            return
+        }
         if topics[name]?.isWorthKeeping(now: now) == false {
             topics[name] = nil
         }
