@@ -38,7 +38,7 @@ struct ClusterEngineTests {
                     acknowledged.store(result.id, ordering: .relaxed)
                 }
             }()
-            for _ in 0..<40 {
+            for _ in 0..<20 {
                 let floor = acknowledged.load(ordering: .relaxed)
                 let subscription = try await b.subscribe("room", .state)
                 let events = try await subscription.events(3)
