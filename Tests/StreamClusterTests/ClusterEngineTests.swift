@@ -78,6 +78,23 @@ struct ClusterEngineTests {
         }
     }
 
+    /// The window's age limit holds across gateways: events older than --replay-max-age are not replayed (a `gap` says so), and a Last-Event-ID newer than the topic's last id is treated as absent.
+    @Test func theWindowsAgeAndANewerLastEventID() async throws {
+        try await withCluster({ $0.hub.replayMaxAge = .seconds(1) }) { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            for index in 1...3 { _ = try await a.publish("aging", .events, "old\(index)") }
+            try await Task.sleep(for: .milliseconds(1300))
+            _ = try await a.publish("aging", .events, "young")
+            let resumed = try await b.subscribe("aging", after: 0)
+            let events = try await resumed.events(2)
+            #expect(events.first?.event == "gap" && events.first?.data == "1")
+            #expect(events.last?.number == 4 && events.last?.data == "young")
+            let ahead = try await b.subscribe("aging", after: 99)
+            _ = try await a.publish("aging", .events, "live")
+            #expect(try await ahead.events(1).first?.number == 5)
+        }
+    }
+
     /// State values and replay windows live in Redis: a gateway started after every other stopped has them.
     @Test func stateAndWindowSurviveRestartingEveryGateway() async throws {
         let redis = try await RedisServer.start()
