@@ -20,6 +20,9 @@ let package = Package(
         .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "Locking"]),
         // Topics, subscribers, ids, replay windows. Knows nothing of sockets.
         .target(name: "StreamHub", dependencies: ["Locking"]),
+        // JSON Web Tokens: strict parsing, signatures with libcrypto, claims and topic
+        // grants, the refusals of the contract. Knows nothing of HTTP.
+        .target(name: "JWT", dependencies: ["CStreamsSSL"]),
         // The executable: routes, SSE, publishing, static files, metrics, CLI.
         .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
@@ -32,6 +35,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["HTTPCore", "CStreamsSSL"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "Locking"]),
+        .testTarget(name: "JWTTests", dependencies: ["JWT", "TestSupport", "CStreamsSSL"]),
         .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
         .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "HTTPCore", "StreamHub", "SSEGateway"]),
     ],
