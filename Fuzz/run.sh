@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS on its committed seed corpus.
 #
-#   Fuzz/run.sh TARGET SECONDS      TARGET: request | chunked | sse | topic
+#   Fuzz/run.sh TARGET SECONDS      TARGET: request | chunked | sse | topic | jwt
 #
 # SwiftPM does not build fuzzers, so each target is the fuzz entry file compiled with
 # `swiftc -sanitize=fuzzer,address` together with the package sources it exercises (one
@@ -30,7 +30,10 @@ case "$target" in
     topic)   sources=(Fuzz/TopicFuzz.swift Sources/SSEGateway/Routing/TopicName.swift
                       Sources/SSEGateway/Routing/LastEventID.swift
                       Sources/HTTPCore/HTTP/PercentDecoding.swift Sources/HTTPCore/HTTP/HTTPSyntax.swift) ;;
-    *) echo "unknown fuzz target '$target' (request, chunked, sse, topic)" >&2; exit 2 ;;
+    # The token's parsing and claims: everything of Sources/JWT that does not call libcrypto.
+    jwt)     sources=(Fuzz/JWTParserFuzz.swift Sources/JWT/Parsing/*.swift Sources/JWT/Claims/*.swift
+                      Sources/JWT/Verifier/TokenProblem.swift) ;;
+    *) echo "unknown fuzz target '$target' (request, chunked, sse, topic, jwt)" >&2; exit 2 ;;
 esac
 sources+=(Fuzz/Support/*.swift)
 
