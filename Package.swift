@@ -22,11 +22,13 @@ let package = Package(
         .target(name: "StreamHub", dependencies: ["Locking"]),
         // JSON Web Tokens: strict parsing, signatures with libcrypto, claims and topic
         // grants, the refusals of the contract. Knows nothing of HTTP.
-        .target(name: "JWT", dependencies: ["CStreamsSSL"]),
+        .target(name: "JWT", dependencies: ["CStreamsSSL", "Locking"]),
         // The executable: routes, SSE, publishing, static files, metrics, CLI.
         .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
+        // Signs tokens and times their verification (bench/jwt/run.sh).
+        .executableTarget(name: "JWTBenchmark", dependencies: ["JWT", "TestSupport"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
         .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub", "Locking"]),
         // For tests: throwaway certificates (made with the openssl command at run

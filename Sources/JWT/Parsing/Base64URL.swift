@@ -7,21 +7,33 @@
 /// `encode(decode(text)!) == text`. Never traps, whatever the input.
 public enum Base64URL {
     /// The bytes `text` encodes, or nil when it is not a canonical encoding.
-    public static func decode<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
+    public static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        text.withUnsafeBufferPointer(decode)
+    }
+
+    /// The bytes `text` encodes, or nil when it is not a canonical encoding.
+    public static func decode(_ text: [UInt8]) -> [UInt8]? {
+        text.withUnsafeBufferPointer(decode)
+    }
+
+    /// One concrete loop over the bytes (a generic one was not specialized
+    /// and cost more than the HMAC it guards).
+    private static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = text.count
         if count % 4 == 1 { return nil }
-        var out: [UInt8] = []
+        var out = [UInt8]()
         out.reserveCapacity(count * 3 / 4)
         var accumulator: UInt32 = 0
-        var bits = 0
+        var bits: UInt32 = 0
         for character in text {
-            guard let value = sextet(character) else { return nil }
+            let value = sextets[Int(character)]
+            guard value != invalid else { return nil }
             accumulator = accumulator << 6 | UInt32(value)
             bits += 6
             if bits >= 8 {
                 bits -= 8
-                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
+                out.append(UInt8(truncatingIfNeeded: accumulator >> bits))
+                accumulator &= (1 << bits) - 1
             }
         }
         // 2 or 4 bits left over from a partial group must be zero: otherwise two
@@ -50,14 +62,12 @@ public enum Base64URL {
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    private static func sextet(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "-"): return 62
-        case UInt8(ascii: "_"): return 63
-        default: return nil
-        }
-    }
+    private static let invalid: UInt8 = 0xFF
+
+    /// The value of each byte as a base64url digit, `invalid` for the rest.
+    private static let sextets: [UInt8] = {
+        var table = [UInt8](repeating: invalid, count: 256)
+        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
+        return table
+    }()
 }

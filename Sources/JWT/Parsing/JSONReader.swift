@@ -74,6 +74,8 @@ public struct JSONReader {
         guard depth <= limits.maximumDepth else { throw error("nesting within \(limits.maximumDepth) levels") }
         index += 1  // {
         var members: [JSONObject.Member] = []
+        // Claims sets have a handful of members: a linear search beats hashing
+        // them; a large object switches to a set.
         var keys: Set<String> = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
@@ -85,7 +87,14 @@ public struct JSONReader {
             guard current == UInt8(ascii: "\"") else { throw error("a member name") }
             let keyOffset = index
             let key = try string()
-            guard keys.insert(key).inserted else {
+            let repeated: Bool
+            if members.count < 16 {
+                repeated = members.contains { $0.key == key }
+            } else {
+                if keys.isEmpty { keys = Set(members.map(\.key)) }
+                repeated = !keys.insert(key).inserted
+            }
+            guard !repeated else {
                 throw JSONError(offset: keyOffset, problem: "a member name not used before in the object")
             }
             skipWhitespace()
@@ -126,6 +135,19 @@ public struct JSONReader {
     private mutating func string() throws(JSONError) -> String {
         let start = index
         index += 1  // "
+        // Most strings have no escape: validate them in place, without a copy.
+        var end = index
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            let text = bytes.withUnsafeBufferPointer { all in
+                String(validating: UnsafeBufferPointer(rebasing: all[index..<end]), as: UTF8.self)
+            }
+            guard let text else { throw JSONError(offset: start, problem: "a string of UTF-8 text") }
+            index = end + 1
+            return text
+        }
         var out: [UInt8] = []
         while true {
             guard let byte = current else { throw error("a closing '\"'") }

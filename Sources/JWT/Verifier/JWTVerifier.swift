@@ -9,7 +9,10 @@ import Glibc
 /// have the right types (`TokenClaims`), `now < exp + leeway` and
 /// `nbf - leeway <= now` when those claims are present, and, with an audience
 /// configured, `aud` contains it. The claims are read only after the signature
-/// verified. Pure apart from the clock and libcrypto; safe from any thread.
+/// verified. A token verified before is recognized by its bytes
+/// (`ClaimsCache`: the signature compared in constant time) and not parsed or
+/// verified again; the time and audience rules apply on every call. Safe from
+/// any thread.
 public struct JWTVerifier: Sendable {
     /// The most clock skew ever allowed between the token's issuer and the gateway.
     public static let maximumLeeway = 5.0
@@ -21,6 +24,8 @@ public struct JWTVerifier: Sendable {
     public let leeway: Double
     /// Seconds since the epoch, now.
     private let now: @Sendable () -> Double
+    /// Tokens verified before, by their signed part.
+    private let cache = ClaimsCache()
 
     /// `leeway` is clamped to 0...`maximumLeeway`; `now` is the wall clock
     /// unless a test injects its own.
@@ -47,6 +52,11 @@ public struct JWTVerifier: Sendable {
 
     /// The token's claims when it is valid, or why it is not.
     public func verify(_ token: [UInt8]) -> Result<VerifiedToken, TokenProblem> {
+        // A token verified before, byte for byte: what verifying it gave then.
+        if let (signedPart, signaturePart) = Self.split(token), let signature = Base64URL.decode(signaturePart),
+           let known = cache.claims(signedPart: signedPart, signature: signature) {
+            return check(known)
+        }
         let compact: CompactToken
         switch CompactToken.parse(token) {
         case .success(let parsed): compact = parsed
@@ -61,6 +71,12 @@ public struct JWTVerifier: Sendable {
         case .success(let read): claims = read
         case .failure(let problem): return .failure(problem)
         }
+        cache.add(signedPart: compact.signingInput, signature: compact.signature, claims: claims)
+        return check(claims)
+    }
+
+    /// The time and audience rules, which change with the clock, never cached.
+    private func check(_ claims: TokenClaims) -> Result<VerifiedToken, TokenProblem> {
         let now = now()
         if let expiresAt = claims.expiresAt, now >= expiresAt + leeway { return .failure(.expired) }
         if let notBefore = claims.notBefore, now + leeway < notBefore { return .failure(.notYetValid) }
@@ -70,6 +86,16 @@ public struct JWTVerifier: Sendable {
             }
         }
         return .success(VerifiedToken(claims: claims, acceptedUntil: claims.expiresAt.map { $0 + leeway }))
+    }
+
+    /// `header.payload` and `signature` of a token within the size limit with
+    /// exactly two dots, or nil (then `CompactToken.parse` says what is wrong).
+    private static func split(_ token: [UInt8]) -> (ArraySlice<UInt8>, ArraySlice<UInt8>)? {
+        guard token.count <= CompactToken.maximumBytes,
+              let first = token.firstIndex(of: UInt8(ascii: ".")),
+              let last = token.lastIndex(of: UInt8(ascii: ".")), last != first else { return nil }
+        guard !token[(first + 1)..<last].contains(UInt8(ascii: ".")) else { return nil }
+        return (token[..<last], token[(last + 1)...])
     }
 
     /// Whether `token` (nil: the request carried none) lets the request do
