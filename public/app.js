@@ -9,6 +9,11 @@
  *   #subscribe-events      toggles the /events/<topic> EventSource (aria-pressed="true" while on)
  *   #subscribe-both        turns both on for the current topic
  *   #unsubscribe           closes both
+ *   #token                 the token (password field), kept in sessionStorage (this tab only): sent as
+ *                          ?access_token= when subscribing (EventSource cannot send headers) and as
+ *                          Authorization: Bearer when publishing; left out when empty
+ *   #token-error           the gateway's last refusal of the token (401 or 403, its reason and what
+ *                          to do), data-status="401|403"; hidden when the last answer was not one
  *   #topic-error           why the topic can't be used (hidden when fine); topics and event
  *                          names are checked here with the gateway's rules, so an invalid one
  *                          never reaches the network (and never puts a 400 in the console)
@@ -23,7 +28,8 @@
  *   #state-last-id, #events-last-id
  *                          the id the stream resumes from (EventSource lastEventId), "—" when none
  *   #state-error, #events-error
- *                          why a stream closed for good (the server's status and text); hidden otherwise
+ *                          why a stream closed for good (the server's status and text, e.g.
+ *                          "401 Unauthorized — invalid token: …"), data-status; hidden otherwise
  *   #state-value           current state value, lines kept (data-empty="true" before the first one)
  *   #state-id              id of the current state value
  *   #state-event, #state-time, #state-size   its event name, time received, size in bytes
@@ -40,7 +46,7 @@
  *   Subscribing a channel to a different topic clears that channel's display (value, or log and gap mark).
  *   #gap-mark              shown when a `gap` event arrives; data-first-missing="<first lost id>"
  *   #publish-channel       select: "state" | "events"
- *   #publish-event, #publish-token, #publish-body, #publish-button
+ *   #publish-event, #publish-body, #publish-button
  *                          (publishing with an event name also starts listening to that name)
  *   #publish-result        "<status> <response text>" e.g. `200 {"id":"3","subscribers":1}`;
  *                          data-status="<HTTP status>|pending|error", data-ok="true|false"
@@ -56,6 +62,7 @@
   const LOG_LIMIT = 500;
   const CHART_SECONDS = 60;
   const RECENT_TOPICS_KEY = 'streams.recentTopics';
+  const TOKEN_KEY = 'streams.token'; // sessionStorage: this tab only, gone when it closes
 
   const $ = (id) => document.getElementById(id);
   const encoder = new TextEncoder();
@@ -67,6 +74,63 @@
 
   function channelURL(channel, topic) {
     return channel + '/' + encodeTopic(topic);
+  }
+
+  // ---- the token ----------------------------------------------------------
+
+  function readToken() {
+    return $('token').value.trim();
+  }
+
+  function loadToken() {
+    try {
+      $('token').value = sessionStorage.getItem(TOKEN_KEY) || '';
+    } catch (_) {
+      // Storage may be disabled: the token then lives in the field only.
+    }
+  }
+
+  function saveToken() {
+    try {
+      if (readToken()) sessionStorage.setItem(TOKEN_KEY, readToken());
+      else sessionStorage.removeItem(TOKEN_KEY);
+    } catch (_) {
+      // As above.
+    }
+  }
+
+  /** A stream's URL: the token rides in the query, as EventSource cannot send headers. */
+  function streamURL(channel, topic) {
+    const token = readToken();
+    return channelURL(channel, topic) + (token ? '?access_token=' + encodeURIComponent(token) : '');
+  }
+
+  /**
+   * The gateway's answer as one line, with what a 401 or 403 means here; the token
+   * field is marked and #token-error repeats it, so a refused token is hard to miss.
+   */
+  function describeAnswer(status, statusText, text, action) {
+    const line = status + ' ' + (statusText || '') + (text ? ' — ' + text : '');
+    if (status === 401) {
+      showTokenProblem(status, line + (readToken()
+        ? '. Paste a valid token above and ' + action + ' again.'
+        : '. This gateway needs a token: paste one above.'));
+    } else if (status === 403) {
+      showTokenProblem(status, line + '. The token is valid but does not grant this topic.');
+    }
+    return line;
+  }
+
+  function showTokenProblem(status, text) {
+    showMessage('token-error', text);
+    $('token-error').dataset.status = String(status);
+    $('token').setAttribute('aria-invalid', 'true');
+  }
+
+  function clearTokenProblem() {
+    showMessage('token-error', '');
+    delete $('token-error').dataset.status;
+    $('token').setAttribute('aria-invalid', 'false');
   }
 
   function pad(n, width) {
@@ -219,14 +283,15 @@
       this.lastId = '';
       if (topic !== this.topic) this.hooks.newTopic();
       this.topic = topic;
-      const url = channelURL(this.channel, topic);
+      const url = streamURL(this.channel, topic);
       const source = new EventSource(url);
       this.source = source;
       this.showStatus('connecting');
       this.showReconnects();
       this.showLastId('');
-      showMessage(this.channel + '-error', '');
-      setText(this.channel + '-path', '/' + url);
+      this.showError(null, '');
+      // The path without the token: it is a secret, not something to show.
+      setText(this.channel + '-path', '/' + channelURL(this.channel, topic) + (readToken() ? '?access_token=…' : ''));
       this.button.setAttribute('aria-pressed', 'true');
       this.hooks.started(this);
 
@@ -241,6 +306,7 @@
         }
         this.everOpen = true;
         this.showStatus('open');
+        if ($('token-error').dataset.status) clearTokenProblem();
       });
       source.addEventListener('error', () => {
         if (this.source !== source) return;
@@ -292,24 +358,34 @@
       }
     }
 
-    /** EventSource hides why it closed; ask once more with fetch to show the server's answer. */
+    /**
+     * EventSource hides why it closed (a 401 when a token expired and the browser
+     * reconnected, a 403, a 503); ask once more with fetch to show the server's answer.
+     */
     explainClose(url) {
-      const id = this.channel + '-error';
       const abort = new AbortController();
       const timer = setTimeout(() => abort.abort(), 5000);
       fetch(url, { headers: { Accept: 'text/event-stream' }, cache: 'no-store', signal: abort.signal })
         .then((response) => {
           if (response.ok) {
             abort.abort();
-            showMessage(id, 'The stream closed. Subscribe again to retry.');
+            this.showError(null, 'The stream closed. Subscribe again to retry.');
             return null;
           }
           return response.text().then((text) => {
-            showMessage(id, response.status + ' ' + (text.trim() || response.statusText));
+            this.showError(response.status,
+              describeAnswer(response.status, response.statusText, text.trim(), 'subscribe'));
           });
         })
-        .catch(() => showMessage(id, 'The stream closed and the gateway could not be reached.'))
+        .catch(() => this.showError(null, 'The stream closed and the gateway could not be reached.'))
         .finally(() => clearTimeout(timer));
+    }
+
+    showError(status, text) {
+      const el = $(this.channel + '-error');
+      showMessage(this.channel + '-error', text);
+      if (status) el.dataset.status = String(status);
+      else delete el.dataset.status;
     }
 
     showStatus(state) {
@@ -510,7 +586,7 @@
     }
     // Show what this page publishes: an event type nobody listens to would not appear.
     if (name) listenTo(name);
-    const token = $('publish-token').value.trim();
+    const token = readToken();
     const url = channelURL(channel, topic) + (name ? '?event=' + encodeURIComponent(name) : '');
     const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
     if (token) headers.Authorization = 'Bearer ' + token;
@@ -523,7 +599,12 @@
       });
       const text = (await response.text()).trim();
       if (sequence !== publishSequence) return; // a later publish owns the result line
-      showResult(response.status + ' ' + (text || response.statusText), response.status, response.ok);
+      if (response.status === 401 || response.status === 403) {
+        showResult(describeAnswer(response.status, response.statusText, text, 'publish'), response.status, false);
+      } else {
+        if (response.ok && $('token-error').dataset.status) clearTokenProblem();
+        showResult(response.status + ' ' + (text || response.statusText), response.status, response.ok);
+      }
     } catch (error) {
       if (sequence !== publishSequence) return;
       showResult('network error: ' + (error && error.message ? error.message : String(error)), 'error', false);
@@ -654,6 +735,8 @@
 
   function start() {
     renderRecentTopics(loadRecentTopics());
+    loadToken();
+    $('token').addEventListener('change', saveToken);
     const params = new URLSearchParams(location.search);
     if (params.get('topic')) $('topic').value = params.get('topic');
     if (params.get('events')) $('event-names').value = params.get('events');

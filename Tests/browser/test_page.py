@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import threading
 import time
 
 
-from harness import ARTIFACTS, ROOT, CurlSubscriber, Gateway, Proxy, wait_until
+from harness import ARTIFACTS, ROOT, CurlSubscriber, Gateway, Proxy, hs256_token, wait_until
 
 # Network errors the browser logs by itself when a test takes the gateway away on
 # purpose: EventSource retries and the page's /metrics poll hit a closed port.
@@ -173,7 +174,7 @@ def test_publish_errors_and_token_are_shown(tab, topic):
         assert tab.attr("#publish-result", "data-ok") == "false"
         assert tab.text("#publish-result").startswith("401 ")
 
-        tab.page.fill("#publish-token", "s3cret")
+        tab.page.fill("#token", "s3cret")
         tab.page.click("#publish-button")
         tab.wait_js("() => document.getElementById('publish-result').dataset.status === '200'")
         assert tab.text("#publish-result") == '200 {"id":"1","subscribers":0}'
