@@ -1,7 +1,8 @@
 /// Why a token is not valid, whatever it is used for: each case is a `401`
 /// with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750 §3.1).
 ///
-/// Reasons are words for the one-line answer body; they never quote the token.
+/// Reasons are words for the one-line answer body; they never quote the token
+/// or any other text of the client's.
 public enum TokenProblem: Error, Equatable, Sendable {
     /// Not three canonical base64url parts, a header or claims that break the
     /// JSON rules, or a claim of the wrong type; the text says which.
@@ -21,10 +22,9 @@ public enum TokenProblem: Error, Equatable, Sendable {
     public var reason: String {
         switch self {
         case .malformed(let detail): return "invalid token: \(detail)"
-        case .wrongAlgorithm(let stated, let expected):
-            let shown = stated.utf8.count <= 16 && stated.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-                ? "\"\(stated)\"" : "another algorithm"
-            return "invalid token: the token is signed with \(shown); this gateway accepts \(expected.rawValue) only"
+        case .wrongAlgorithm(_, let expected):
+            // The stated `alg` is the client's text: not echoed.
+            return "invalid token: its alg is not \(expected.rawValue), the only algorithm this gateway accepts"
         case .badSignature: return "invalid token: the signature does not verify"
         case .expired: return "invalid token: the token has expired"
         case .notYetValid: return "invalid token: the token is not valid yet (nbf)"

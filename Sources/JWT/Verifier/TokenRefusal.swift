@@ -46,7 +46,7 @@ public enum TokenRefusal: Error, Equatable, Sendable {
     /// validated names, safe to echo).
     public var reason: String {
         switch self {
-        case .missing: return "a token is required (Authorization: Bearer, ?access_token= or the sse_token cookie)"
+        case .missing: return "a token is required"
         case .invalid(let problem): return problem.reason
         case .forbidden(let action, let topic):
             return "the token does not grant \(action == .subscribe ? "subscribing to" : "publishing to") topic '\(topic)'"
