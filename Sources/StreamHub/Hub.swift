@@ -8,7 +8,7 @@
 ///
 /// Memory is bounded by the configuration: per topic one state frame and
 /// `replayCount` events; per subscriber one state frame or `eventsQueueLimit` events.
-public actor Hub {
+public actor Hub: StreamEngine {
     private let configuration: HubConfiguration
     /// Where the hub's work runs: the executor it was given (the gateway gives
     /// its event loop, where the connections that publish and subscribe run,
@@ -22,6 +22,9 @@ public actor Hub {
     /// Last subscriber id handed out; ids are never reused.
     private var lastSubscriberID: UInt64 = 0
     private var isShutdown = false
+
+    /// The in-memory hub can always take publishes and subscriptions.
+    public nonisolated var isReady: Bool { true }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
@@ -62,9 +65,14 @@ public actor Hub {
         counters.subscriberJoined(channel)
         let limit = configuration.eventsQueueLimit
         let (core, queued, overflowedAtOnce) = withTopic(name) { topic in
-            let initial: [[UInt8]] = switch channel {
-            case .state: topic.stateFrame.map { [$0] } ?? []
-            case .events: topic.replay(after: lastEventID, now: now)
+            let initial: [[UInt8]]
+            switch channel {
+            case .state:
+                initial = topic.stateFrame.map { [$0] } ?? []
+            case .events:
+                let replay = topic.replay(after: lastEventID, now: now)
+                initial = replay.frames
+                if replay.gap { counters.gapQueued() }
             }
             // A resuming subscriber may hold its replay (bounded by the window)
             // on top of the usual limit, so a window longer than the limit
@@ -109,15 +117,16 @@ public actor Hub {
     }
 
     private func publish(topic name: String, channel: Channel, data: String, event: String?,
-                         assignedID: UInt64?) throws(PublishError) -> PublishResult {
+                         assignedID: UInt64?, at instant: ContinuousClock.Instant? = nil,
+                         counted: Bool = true) throws(PublishError) -> PublishResult {
         drainRemovals()
         guard !isShutdown else { throw .shutdown }
         let last = topics[name]?.lastID(channel) ?? 0
         let id = assignedID ?? (last &+ 1)  // Wrapping to 0 at UInt64.max is then stale.
         guard id > last else { throw .staleID(last: last) }
-        let now = configuration.now()
+        let now = instant ?? configuration.now()
         let frame = SSEEncoder.event(id: id, event: event, data: data)
-        counters.published(channel)
+        if counted { counters.published(channel) }
         let (queued, overflows) = withTopic(name) { topic in
             topic.record(id: id, frame: frame, channel: channel, now: now)
             return deliver(frame, on: channel, of: &topic, now: now)
@@ -126,6 +135,68 @@ public actor Hub {
         if overflows > 0 { forgetIfIdle(name, now: now) }
         return PublishResult(id: id, subscribers: queued)
     }
+
+    // MARK: - The cluster seam (an engine that keeps ids and values elsewhere)
+
+    /// Applies a value stored elsewhere (a cluster's Redis) with its id, as received
+    /// `at` (its age counts from then in the replay window): like `publish(…id:)`,
+    /// but not counted as a publish here (the engine that stored it counted it).
+    /// - Throws: `.staleID` when `id` is not past the channel's last id (nothing changes).
+    @discardableResult
+    public func apply(topic: String, channel: Channel, data: String, event: String?, id: UInt64,
+                      at instant: ContinuousClock.Instant? = nil) throws(PublishError) -> PublishResult {
+        try publish(topic: topic, channel: channel, data: data, event: event, assignedID: id,
+                    at: instant, counted: false)
+    }
+
+    /// Moves the topic's events past ids that are gone before this hub had them
+    /// (`after` < ids ≤ `through`): its live events subscribers get `gap(after + 1)`,
+    /// and a later resume from before `through` gets a `gap` too. Nothing happens
+    /// when the channel is already at or past `through`.
+    public func skipEvents(topic name: String, after: UInt64, through: UInt64) {
+        drainRemovals()
+        guard !isShutdown, through > (topics[name]?.eventsLastID ?? 0) else { return }
+        let now = configuration.now()
+        let frame = SSEEncoder.gap(firstMissingID: after + 1)
+        let (queued, overflows) = withTopic(name) { topic in
+            topic.skipEvents(through: through)
+            return deliver(frame, on: .events, of: &topic, now: now)
+        }
+        counters.queued(.events, frames: queued)
+        counters.gapQueued(queued)
+        if overflows > 0 { forgetIfIdle(name, now: now) }
+    }
+
+    /// The last ids the hub holds for `topic` (0 where none).
+    public func lastIDs(topic name: String) -> (state: UInt64, events: UInt64) {
+        guard let topic = topics[name] else { return (0, 0) }
+        return (topic.stateLastID, topic.eventsLastID)
+    }
+
+    /// Forgets the topic (value, window, ids) if nobody subscribes to it here;
+    /// returns whether it is gone. An engine that mirrors topics from elsewhere
+    /// calls it when it stops following one, so no stale copy stays behind.
+    @discardableResult
+    public func forgetUnsubscribed(topic name: String) -> Bool {
+        drainRemovals()
+        guard let topic = topics[name] else { return true }
+        guard !topic.hasSubscribers else { return false }
+        topics[name] = nil
+        return true
+    }
+
+    /// Subscribers per topic, for topics that have any.
+    public func subscriberCounts() -> [String: (state: Int, events: Int)] {
+        drainRemovals()
+        var counts: [String: (state: Int, events: Int)] = [:]
+        for (name, topic) in topics where topic.hasSubscribers {
+            counts[name] = (topic.stateSubscribers.count, topic.eventsSubscribers.count)
+        }
+        return counts
+    }
+
+    /// Nothing runs in the background of an in-memory hub: returns at once.
+    public nonisolated func run() async {}
 
     /// Pushes `frame` to every live subscriber of the channel; returns how many queued
     /// it and how many overflowed (and were removed).

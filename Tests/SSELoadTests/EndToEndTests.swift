@@ -120,7 +120,7 @@ import Testing
         let engine = try LoadRun(configuration: load)
         async let report = engine.run()
         // Stop the gateway once every subscriber is registered (however slow the machine is).
-        while gateway.hub.counters.subscribers(.events) < 10 { try await Task.sleep(for: .milliseconds(10)) }
+        while gateway.engine.counters.subscribers(.events) < 10 { try await Task.sleep(for: .milliseconds(10)) }
         gateway.stop()
         let finished = await report
         await running.value

@@ -5,14 +5,14 @@ import StreamHub
 /// format. Gauges come from lock-free counters (and one hop to the hub for
 /// the topic count), so scraping never waits on a stream.
 struct MetricsHandler: Sendable {
-    let hub: Hub
+    let engine: any StreamEngine
     let counters: ConnectionCounters
     let corsOrigin: String
     let descriptorLimit: UInt64
 
     func respond() async -> HTTPResponse {
-        let snapshot = await hub.snapshot()
-        let hubCounters = hub.counters
+        let snapshot = await engine.snapshot()
+        let hubCounters = engine.counters
         var text = PrometheusText()
         func perChannel(_ value: (Channel) -> UInt64) -> [(labels: [(String, String)], value: UInt64)] {
             Channel.allCases.map { (labels: [("channel", $0.rawValue)], value: value($0)) }
@@ -31,6 +31,15 @@ struct MetricsHandler: Sendable {
         text.counter("sse_gateway_slow_subscriber_disconnects_total",
                      help: "Events subscribers disconnected for falling too far behind.",
                      value: hubCounters.slowSubscriberDisconnects)
+        text.counter("sse_gateway_gap_events_total",
+                     help: "gap events sent to subscribers (events gone from the replay window before they had them).",
+                     value: hubCounters.gapEvents)
+        for metric in engine.metrics {
+            switch metric.kind {
+            case .gauge: text.gauge(metric.name, help: metric.help, value: metric.value)
+            case .counter: text.counter(metric.name, help: metric.help, value: metric.value)
+            }
+        }
         text.counter("sse_gateway_bytes_written_total", help: "Bytes written to client sockets.",
                      value: counters.bytesWritten.load(ordering: .relaxed))
         text.counter("sse_gateway_connections_accepted_total", help: "Connections accepted.",

@@ -5,7 +5,7 @@ import StreamHub
 /// publishes once, and answers `{"id":"<id>","subscribers":<n>}`. Every error
 /// is a status with a one-line reason and changes nothing.
 struct PublishHandler: Sendable {
-    let hub: Hub
+    let engine: any StreamEngine
     let token: PublishToken?
     let corsOrigin: String
 
@@ -38,11 +38,15 @@ struct PublishHandler: Sendable {
             return error(.badRequest, "body is not valid UTF-8")
         }
         do {
-            let result = try await hub.publish(topic: topic, channel: channel, data: value, event: event)
+            let result = try await engine.publish(topic: topic, channel: channel, data: value, event: event)
             var headers: HTTPHeaders = ["Content-Type": "application/json"]
             headers.add(name: "Access-Control-Allow-Origin", value: corsOrigin)
             return HTTPResponse(status: .ok, headers: headers,
                                 body: Array("{\"id\":\"\(result.id)\",\"subscribers\":\(result.subscribers)}\n".utf8))
+        } catch .unavailable {
+            // Nothing was stored: the client may retry shortly (another gateway may take it).
+            return self.error(.serviceUnavailable, "cannot store the value now: the cluster's Redis is unreachable",
+                              extra: ["Retry-After": "1"])
         } catch {
             return self.error(.serviceUnavailable, "the gateway is shutting down")
         }

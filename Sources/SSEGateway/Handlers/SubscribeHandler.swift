@@ -12,12 +12,12 @@ import StreamHub
 /// finishes the subscriber (overflow, shutdown) the response ends and the
 /// connection closes.
 struct SubscribeHandler: Sendable {
-    let hub: Hub
+    let engine: any StreamEngine
     let retryFrame: [UInt8]
     let headers: HTTPHeaders
 
-    init(hub: Hub, retryMilliseconds: Int, corsOrigin: String) {
-        self.hub = hub
+    init(engine: any StreamEngine, retryMilliseconds: Int, corsOrigin: String) {
+        self.engine = engine
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
         var headers: HTTPHeaders = [
             "Content-Type": "text/event-stream",
@@ -35,7 +35,15 @@ struct SubscribeHandler: Sendable {
             return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in })
         }
         let lastEventID = channel == .events ? LastEventID.parse(request.head.headers["Last-Event-ID"]) : nil
-        let subscription = await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+        let subscription: Subscription
+        do {
+            subscription = try await engine.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+        } catch {
+            // Nothing is subscribed; EventSource retries by itself after an error status.
+            var refusal: HTTPHeaders = ["Retry-After": "1"]
+            refusal.add(name: "Access-Control-Allow-Origin", value: headers["Access-Control-Allow-Origin"] ?? "*")
+            return .text(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable", headers: refusal)
+        }
         let retryFrame = retryFrame
         return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { stream in
             subscription.onFinish { reason in

@@ -18,7 +18,7 @@ import StreamHub
 /// to end, cancels what remains, and returns.
 final class Gateway: Sendable {
     let configuration: GatewayConfiguration
-    let hub: Hub
+    let engine: any StreamEngine
     let server: HTTPServer
     /// The open-descriptor limit in force, for the start line.
     private let descriptorLimit: UInt64
@@ -35,8 +35,8 @@ final class Gateway: Sendable {
         hubConfiguration.replayCount = configuration.replayCount
         hubConfiguration.replayMaxAge = configuration.replayMaxAge
         // On the loop's thread, with the connections that publish and subscribe.
-        let hub = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
-        self.hub = hub
+        let engine: any StreamEngine = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
+        self.engine = engine
 
         let limit = DescriptorLimit.raiseToHard()
         descriptorLimit = limit
@@ -54,9 +54,9 @@ final class Gateway: Sendable {
         let counters = ConnectionCounters()
         let cors = configuration.corsOrigin
         let router = Router(
-            subscribe: SubscribeHandler(hub: hub, retryMilliseconds: configuration.retryMilliseconds, corsOrigin: cors),
-            publish: PublishHandler(hub: hub, token: configuration.publishToken.map(PublishToken.init), corsOrigin: cors),
-            metrics: MetricsHandler(hub: hub, counters: counters, corsOrigin: cors, descriptorLimit: limit),
+            subscribe: SubscribeHandler(engine: engine, retryMilliseconds: configuration.retryMilliseconds, corsOrigin: cors),
+            publish: PublishHandler(engine: engine, token: configuration.publishToken.map(PublishToken.init), corsOrigin: cors),
+            metrics: MetricsHandler(engine: engine, counters: counters, corsOrigin: cors, descriptorLimit: limit),
             files: StaticFiles(root: configuration.publicDirectory),
             corsOrigin: cors)
         let accessLog = configuration.accessLog
@@ -100,6 +100,8 @@ final class Gateway: Sendable {
             Log.info("HTTPS on the same port, certificate \(certificate)")
         }
         let grace = configuration.shutdownGrace
+        // The engine's own work (the cluster's Redis link) runs until the engine shuts down.
+        async let engineWork: Void = engine.run()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.server.run() }
             group.addTask { await self.tick() }
@@ -108,7 +110,7 @@ final class Gateway: Sendable {
                 guard let reason = await requests.next() else { return }
                 Log.info("stopping (\(reason)): no new connections, ending every stream")
                 self.server.shutdown()
-                await self.hub.shutdown()
+                await self.engine.shutdown()
                 // Past half the grace period, whatever is still open (a client that
                 // does not read cannot take its terminator) is cancelled: the other
                 // half is for cancelling and closing. With a quarter left, 2,000
@@ -119,6 +121,8 @@ final class Gateway: Sendable {
             await group.next()
             group.cancelAll()
         }
+        await engine.shutdown()
+        await engineWork
         Log.info("stopped")
     }
 
@@ -140,8 +144,8 @@ final class Gateway: Sendable {
     private func tick() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
-            await hub.sendHeartbeats(idleFor: configuration.heartbeatInterval)
-            await hub.sweep()
+            await engine.sendHeartbeats(idleFor: configuration.heartbeatInterval)
+            await engine.sweep()
         }
     }
 

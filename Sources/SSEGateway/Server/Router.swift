@@ -34,6 +34,12 @@ struct Router: Sendable {
         switch path {
         case "/healthz":
             return text(.ok, "ok")
+        case "/readyz":
+            // Ready to take publishes and new subscriptions (false while a cluster's Redis is unreachable).
+            return subscribe.engine.isReady
+                ? text(.ok, "ready")
+                : .text(.serviceUnavailable, "not ready: the cluster's Redis is unreachable",
+                        headers: ["Access-Control-Allow-Origin": corsOrigin, "Retry-After": "1"])
         case "/metrics":
             return await metrics.respond()
         default:

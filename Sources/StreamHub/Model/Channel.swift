@@ -39,4 +39,7 @@ public enum PublishError: Error, Sendable, Equatable {
     case staleID(last: UInt64)
     /// The hub has been shut down.
     case shutdown
+    /// The value could not be stored (the cluster's Redis is unreachable or did not
+    /// answer in time); nothing was published: answer 503 with `Retry-After`.
+    case unavailable
 }

@@ -19,6 +19,7 @@ public final class HubCounters: Sendable {
     private let state = PerChannel()
     private let events = PerChannel()
     private let slowDisconnects = Atomic<UInt64>(0)
+    private let gaps = Atomic<UInt64>(0)
 
     public init() {}
 
@@ -42,14 +43,22 @@ public final class HubCounters: Sendable {
         slowDisconnects.load(ordering: .relaxed)
     }
 
+    /// `gap` events queued to subscribers (on resuming, or live after a cluster's
+    /// gateway found events gone that its subscribers had not had).
+    public var gapEvents: UInt64 {
+        gaps.load(ordering: .relaxed)
+    }
+
     /// Live subscribers of `channel`; exact as soon as `cancel()` (or any finish) returns.
     public func subscribers(_ channel: Channel) -> Int {
         counters(of: channel) { $0.subscribers.load(ordering: .relaxed) }
     }
 
-    // MARK: - Updates (the hub and its subscriptions only)
+    // MARK: - Updates (the hub, its subscriptions, and an engine in front of a hub)
 
-    func published(_ channel: Channel) {
+    /// Counts one accepted publish (public for an engine that stores values elsewhere
+    /// and feeds its hub through `Hub.apply`, which does not count).
+    public func published(_ channel: Channel) {
         counters(of: channel) { $0.publishes.add(1, ordering: .relaxed) }
     }
 
@@ -69,6 +78,10 @@ public final class HubCounters: Sendable {
 
     func subscriberLeft(_ channel: Channel) {
         counters(of: channel) { $0.subscribers.subtract(1, ordering: .relaxed) }
+    }
+
+    func gapQueued(_ count: Int = 1) {
+        gaps.add(UInt64(count), ordering: .relaxed)
     }
 
     func slowSubscriberDisconnected() {

@@ -51,6 +51,16 @@ struct ReplayWindow {
         count += 1
     }
 
+    /// Records that every id up to `id` is gone, held or not (events a cluster's
+    /// shared window no longer has): held ones are dropped, and a resume from
+    /// before `id` is told of the gap.
+    mutating func noteEvicted(through id: UInt64) {
+        while count > 0, entry(at: 0).id <= id {
+            evictOldest()
+        }
+        lastEvictedID = max(lastEvictedID, id)
+    }
+
     /// Drops events older than `maxAge` at `now`.
     mutating func prune(now: ContinuousClock.Instant) {
         while count > 0, now - entry(at: 0).at > maxAge {

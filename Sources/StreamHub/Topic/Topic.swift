@@ -69,16 +69,28 @@ struct Topic: Sendable {
     ///   the first held id, or the window is empty while N < last id). Comparing with
     ///   the newest evicted id, not `first - 1`, keeps ids skipped by the external-id
     ///   seam from being reported as lost.
-    mutating func replay(after lastEventID: UInt64?, now: ContinuousClock.Instant) -> [[UInt8]] {
-        guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return [] }
+    mutating func replay(after lastEventID: UInt64?, now: ContinuousClock.Instant) -> (frames: [[UInt8]], gap: Bool) {
+        guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], false) }
         window.prune(now: now)
         var frames: [[UInt8]] = []
-        if resumeAfter < window.lastEvictedID {
+        let gap = resumeAfter < window.lastEvictedID
+        if gap {
             frames.append(SSEEncoder.gap(firstMissingID: resumeAfter + 1))
         }
         frames += window.frames(after: resumeAfter)
-        return frames
+        return (frames, gap)
     }
+
+    /// Moves the events channel to `id` for events that are gone (a cluster's
+    /// gateway found them evicted from the shared window before it had them): the
+    /// window counts them as evicted, so a resume from before them gets a `gap`.
+    mutating func skipEvents(through id: UInt64) {
+        guard id > eventsLastID else { return }
+        eventsLastID = id
+        window.noteEvicted(through: id)
+    }
+
+    var hasSubscribers: Bool { !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty }
 
     /// Whether anything here is worth keeping: subscribers, a state value, or events
     /// still in the window after pruning by age. Forgetting a topic resets its ids.
@@ -89,6 +101,6 @@ struct Topic: Sendable {
     /// nobody publishes to any more.
     mutating func isWorthKeeping(now: ContinuousClock.Instant) -> Bool {
         window.prune(now: now)
-        return !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty || stateFrame != nil || !window.isEmpty
+        return hasSubscribers || stateFrame != nil || !window.isEmpty
     }
 }

@@ -1,0 +1,83 @@
+import HTTPCore
+
+/// A message published on a channel, as a subscriber receives it.
+public struct RedisMessage: Sendable, Equatable {
+    public let channel: [UInt8]
+    public let payload: [UInt8]
+
+    public init(channel: [UInt8], payload: [UInt8]) {
+        self.channel = channel
+        self.payload = payload
+    }
+
+    /// A `message` push (`["message", channel, payload]`); nil for anything else.
+    init?(push reply: Reply) {
+        guard case .value(.array(let elements)) = reply, elements.count == 3,
+              case .bulk(let kind) = elements[0], kind.elementsEqual("message".utf8),
+              case .bulk(let channel) = elements[1], case .bulk(let payload) = elements[2] else { return nil }
+        self.init(channel: channel, payload: payload)
+    }
+}
+
+/// A connection in RESP2 subscribed mode: SUBSCRIBE, UNSUBSCRIBE and PING, and
+/// the messages of the channels it subscribed to.
+///
+/// Promises:
+/// - `onMessage` is awaited for every `message` push, in arrival order, by the
+///   connection's one reader task (on the loop); nothing more is parsed or
+///   delivered until it returns, so it must return promptly: the socket is not
+///   read while it runs, and Redis disconnects a subscriber whose output buffer
+///   grows past its limit. The reader otherwise reads whenever bytes arrive.
+/// - `subscribe` returns once Redis confirmed every channel: every message
+///   published after that is delivered (while the connection lives).
+///   After `unsubscribe` returns, none of those channels is delivered any more.
+/// - timeouts, errors, `onClose`, `close` and the bounds are those of `RedisConnection`.
+/// - dropping the last reference closes the connection.
+public final class RedisSubscriber: Sendable {
+    private let core: PipelineCore
+
+    private init(core: PipelineCore) {
+        self.core = core
+    }
+
+    deinit {
+        core.close()
+    }
+
+    /// Connects as `RedisConnection.connect` does; `onMessage` receives the messages.
+    /// - Throws: only `.unreachable(reason)`.
+    public static func connect(to url: RedisURL, timeout: Duration, loop: EventLoop = .shared,
+                               onMessage: @escaping @Sendable (RedisMessage) async -> Void) async throws(RedisError) -> RedisSubscriber {
+        RedisSubscriber(core: try await Connecting.open(url, timeout: timeout, loop: loop, onMessage: onMessage))
+    }
+
+    /// Subscribes to `channels`; returns when Redis confirmed all of them.
+    public func subscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
+        guard !channels.isEmpty else { return }
+        _ = try await core.command([Array("SUBSCRIBE".utf8)] + channels, replies: channels.count, timeout: timeout)
+    }
+
+    /// Unsubscribes from `channels`; returns when Redis confirmed all of them.
+    public func unsubscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
+        guard !channels.isEmpty else { return }
+        _ = try await core.command([Array("UNSUBSCRIBE".utf8)] + channels, replies: channels.count, timeout: timeout)
+    }
+
+    /// One round trip on this connection (a PING, answered in subscribed mode too).
+    public func ping(timeout: Duration) async throws(RedisError) {
+        _ = try await core.command(["PING"], timeout: timeout)
+    }
+
+    /// False once closed or lost.
+    public var isOpen: Bool { core.isOpen }
+
+    /// Runs `handler` once when the connection is closed or lost; at once if it already is.
+    public func onClose(_ handler: @escaping @Sendable () -> Void) {
+        core.onClose(handler)
+    }
+
+    /// Closes the connection; pending calls fail with `.closed`. Idempotent.
+    public func close() {
+        core.close()
+    }
+}

@@ -1,0 +1,181 @@
+import HTTPCore
+import Locking
+import Synchronization
+
+/// The storage behind `RedisConnection` and `RedisSubscriber`: one socket, the
+/// pipeline's state under a lock, and the connection's two tasks, both on the
+/// event loop for the connection's lifetime:
+/// - the writer sends everything queued while it was busy in one write, then
+///   parks until a command comes;
+/// - the reader reads up to 64 KiB, parses every complete reply of it, and
+///   resumes their callers under one lock; in subscriber mode it awaits
+///   `onMessage` for each message push, in order. It is the one that closes the
+///   descriptor, after the writer ended.
+///
+/// Promises: nothing resumes a continuation or calls a handler under the lock;
+/// every caller is resumed exactly once (with its reply, its error reply, or a
+/// `RedisError`); once closed, the socket is shut down at once and its
+/// descriptor closed when both tasks have ended.
+final class PipelineCore: Sendable {
+    typealias Caller = UnsafeContinuation<Result<RedisValue, RedisError>, Never>
+    typealias Writer = UnsafeContinuation<Void, Never>
+    typealias State = PipelineState<Caller, Writer>
+    typealias MessageHandler = @Sendable (RedisMessage) async -> Void
+
+    let connection: Connection
+    let loop: EventLoop
+    private let state: Locked<State>
+    /// Set for a subscriber: message pushes go here instead of to a caller.
+    private let onMessage: MessageHandler?
+    /// Writes and reads so far (tests check that commands share writes).
+    let writes = Atomic<UInt64>(0)
+    let reads = Atomic<UInt64>(0)
+
+    init(connection: Connection, loop: EventLoop, limits: PipelineLimits = .standard, onMessage: MessageHandler?) {
+        self.connection = connection
+        self.loop = loop
+        self.state = Locked(State(limits: limits))
+        self.onMessage = onMessage
+    }
+
+    /// Starts the writer and the reader; call once, right after init.
+    func start() {
+        let writer = Task(executorPreference: loop) { await self.runWriter() }
+        Task(executorPreference: loop) {
+            await self.runReader()
+            await writer.value
+            self.connection.close()
+        }
+    }
+
+    var isOpen: Bool { state.withLock { $0.isOpen } }
+
+    /// Sends a command and waits for its `replies` replies (the last one is returned).
+    func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1,
+                                     timeout: Duration) async throws(RedisError) -> RedisValue {
+        let deadline = ContinuousClock.now + timeout
+        let result = await withUnsafeContinuation { (caller: Caller) in
+            var action = State.EnqueueAction.fail(caller, .protocolError("out of memory encoding a command"))
+            _ = CommandFormatter.format(arguments) { bytes in
+                let bytes = EncodedCommand(bytes: bytes)
+                action = state.withLock { $0.enqueue(bytes, replies: replies, deadline: deadline, caller: caller) }
+            }
+            switch action {
+            case .none: break
+            case .resumeWriter(let writer): writer.resume()
+            case .fail(let caller, let error): caller.resume(returning: .failure(error))
+            }
+        }
+        return try result.get()
+    }
+
+    func onClose(_ handler: @escaping @Sendable () -> Void) {
+        if state.withLock({ $0.onClose(handler) }) { handler() }
+    }
+
+    /// Closes (once): pending callers fail with `.closed` (the first with
+    /// `firstError`), the socket is shut down, the close handlers run.
+    func close(failingFirstWith firstError: RedisError = .closed) {
+        perform(state.withLock { $0.close(failingFirstWith: firstError) })
+    }
+
+    private func perform(_ closing: State.Closing?) {
+        guard let closing else { return }
+        connection.abort()
+        closing.writer?.resume()
+        for (caller, error) in closing.callers { caller.resume(returning: .failure(error)) }
+        for handler in closing.handlers { handler() }
+    }
+
+    private func runWriter() async {
+        var buffer: [UInt8] = []
+        let keptCapacity = state.withLock { $0.limits.keptWriteCapacity }
+        while true {
+            if buffer.capacity > keptCapacity { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+            switch state.withLock({ $0.takeOutgoing(into: &buffer) }) {
+            case .stop:
+                return
+            case .idle:
+                await withUnsafeContinuation { (writer: Writer) in
+                    if !state.withLock({ $0.parkWriter(writer) }) { writer.resume() }
+                }
+            case .write:
+                writes.add(1, ordering: .relaxed)
+                do {
+                    try await connection.write([buffer])
+                } catch {
+                    close()
+                    return
+                }
+            }
+        }
+    }
+
+    private func runReader() async {
+        let limits = state.withLock { $0.limits }
+        let parser = ReplyReader(maxBuffered: limits.maxReplyBytes)
+        var replies: [Reply] = []
+        var resumptions: [(Caller, Result<RedisValue, RedisError>)] = []
+        while let deadline = state.withLock({ $0.readDeadline(now: .now) }) {
+            let bytes: [UInt8]
+            do {
+                bytes = try await connection.read(maxBytes: limits.readChunk, deadline: deadline)
+            } catch IOWaitError.timedOut {
+                perform(state.withLock { $0.expire(now: .now) })
+                continue
+            } catch {
+                break
+            }
+            if bytes.isEmpty { break }
+            reads.add(1, ordering: .relaxed)
+            var failure: RedisError?
+            do throws(RedisError) {
+                try parser.feed(bytes)
+                while let reply = try parser.next() { replies.append(reply) }
+            } catch {
+                failure = error
+            }
+            await deliver(&replies, resumptions: &resumptions)
+            if let failure {
+                close(failingFirstWith: failure)
+                break
+            }
+            perform(state.withLock { $0.expire(now: .now) })
+        }
+        close()
+    }
+
+    /// Hands `replies` to their callers (one lock for a run of replies) and, in
+    /// subscriber mode, message pushes to `onMessage`, all in arrival order.
+    private func deliver(_ replies: inout [Reply], resumptions: inout [(Caller, Result<RedisValue, RedisError>)]) async {
+        var start = 0
+        while start < replies.count {
+            // The run of replies up to the next message push (all of them without onMessage).
+            var end = start
+            var message: RedisMessage?
+            while end < replies.count {
+                if onMessage != nil, let push = RedisMessage(push: replies[end]) {
+                    message = push
+                    break
+                }
+                end += 1
+            }
+            if end > start {
+                let closing = state.withLock { state -> State.Closing? in
+                    for reply in replies[start..<end] {
+                        if let closing = state.receive(reply, into: &resumptions) { return closing }
+                    }
+                    return nil
+                }
+                for (caller, result) in resumptions { caller.resume(returning: result) }
+                resumptions.removeAll(keepingCapacity: true)
+                perform(closing)
+            }
+            if let message, let onMessage, isOpen {
+                await onMessage(message)
+            }
+            start = end + 1
+        }
+        replies.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,69 @@
+/// The one seam between the HTTP side and where topics live. The gateway's handlers
+/// talk to an engine and never learn which one runs: the in-memory `Hub` (the
+/// default, one process is the whole system) or the Redis cluster engine (ids,
+/// state values and replay windows in Redis, several gateways one system).
+///
+/// Every engine keeps API.md's promises: ids per topic and channel from 1 without
+/// gaps, a subscription live before `subscribe` returns (snapshot → live without a
+/// gap or a duplicate), bounded per-subscriber queues, teardown to zero.
+public protocol StreamEngine: Sendable {
+    /// Lock-free counters for the metrics endpoint.
+    var counters: HubCounters { get }
+
+    /// Whether the engine can take publishes and new subscriptions now (`/readyz`).
+    /// The in-memory hub always can; the cluster engine while Redis answers.
+    var isReady: Bool { get }
+
+    /// Registers a subscriber and queues what it must see first (see `Hub.subscribe`).
+    /// - Throws: `.unavailable` when the engine cannot vouch for the snapshot now
+    ///   (Redis unreachable); nothing is registered then.
+    func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription
+
+    /// Publishes one value with the topic channel's next id.
+    /// - Throws: `.unavailable` when the value could not be stored (nothing was
+    ///   published), `.shutdown` after `shutdown()`.
+    func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
+
+    /// Gauges from the engine's tables.
+    func snapshot() async -> HubSnapshot
+
+    /// Heartbeats for subscribers idle for `idleFor` (called about once a second).
+    func sendHeartbeats(idleFor: Duration) async
+
+    /// Lets go of what nothing needs any more (called about once a second).
+    func sweep() async
+
+    /// Runs the engine's own background work (connections, probes) until `shutdown()`.
+    func run() async
+
+    /// Finishes every subscriber and stops; later calls are refused. Idempotent.
+    func shutdown() async
+}
+
+/// Why a subscription could not be made.
+public enum SubscribeError: Error, Sendable, Equatable {
+    /// The engine cannot serve it now (the cluster's Redis is unreachable): answer 503.
+    case unavailable
+}
+
+/// A figure an engine reports beyond the hub's counters (the cluster engine's Redis
+/// link), written to `/metrics` as it is.
+public struct EngineMetric: Sendable, Equatable {
+    public enum Kind: Sendable { case gauge, counter }
+    public let name: String
+    public let help: String
+    public let kind: Kind
+    public let value: UInt64
+
+    public init(name: String, help: String, kind: Kind, value: UInt64) {
+        self.name = name
+        self.help = help
+        self.kind = kind
+        self.value = value
+    }
+}
+
+extension StreamEngine {
+    /// Figures beyond the hub's counters; none by default.
+    public var metrics: [EngineMetric] { [] }
+}

@@ -1,0 +1,71 @@
+import Testing
+@testable import RedisClient
+
+/// hiredis's parser and formatter as the client uses them.
+struct RESPTests {
+    private func replies(_ chunks: [String]) throws -> [Reply] {
+        let reader = ReplyReader(maxBuffered: 1 << 20)
+        var all: [Reply] = []
+        for chunk in chunks {
+            try reader.feed(Array(chunk.utf8))
+            while let reply = try reader.next() { all.append(reply) }
+        }
+        return all
+    }
+
+    /// Every RESP2 type converts; replies split anywhere come out whole and in order.
+    @Test func parsesEveryTypeAcrossSplits() throws {
+        let stream = "+OK\r\n-ERR bad\r\n:-42\r\n$3\r\na\0b\r\n$-1\r\n*2\r\n$1\r\nx\r\n*1\r\n:1\r\n*-1\r\n$0\r\n\r\n"
+        let expected: [Reply] = [.value(.status("OK")), .error("ERR bad"), .value(.integer(-42)), .value(.bulk([97, 0, 98])),
+                                 .value(.null), .value(.array([.bulk([120]), .array([.integer(1)])])), .value(.null),
+                                 .value(.bulk([]))]
+        #expect(try replies([stream]) == expected)
+        let bytes = Array(stream)
+        for cut in 1..<bytes.count {
+            #expect(try replies([String(bytes[..<cut]), String(bytes[cut...])]) == expected, "cut at \(cut)")
+        }
+    }
+
+    /// An error inside an array fails the whole reply with its message.
+    @Test func nestedErrorFailsTheReply() throws {
+        #expect(try replies(["*2\r\n:1\r\n-ERR inner\r\n"]) == [.error("ERR inner")])
+    }
+
+    /// Bytes that are not RESP are a protocol error.
+    @Test func garbageIsAProtocolError() {
+        #expect(throws: RedisError.protocolError("Protocol error, got \"?\" as reply type byte")) { try replies(["?what\r\n"]) }
+    }
+
+    /// A reply still being assembled past the bound is a protocol error.
+    @Test func oversizedPartialReplyIsRefused() throws {
+        let reader = ReplyReader(maxBuffered: 100)
+        try reader.feed(Array(("$1000\r\n" + String(repeating: "x", count: 200)).utf8))
+        #expect(throws: RedisError.protocolError("a reply larger than 100 bytes")) { try reader.next() }
+    }
+
+    /// Commands are encoded as RESP arrays of bulk strings, binary-safe.
+    @Test func formatsBinarySafeCommands() {
+        var encoded: [UInt8] = []
+        let done = CommandFormatter.format([Array("SET".utf8), [0, 13, 10], []]) { encoded = Array($0) }
+        #expect(done)
+        #expect(encoded == Array("*3\r\n$3\r\nSET\r\n$3\r\n".utf8) + [0, 13, 10] + Array("\r\n$0\r\n\r\n".utf8))
+        _ = CommandFormatter.format(["GET", "ké"]) { encoded = Array($0) }
+        #expect(encoded == Array("*2\r\n$3\r\nGET\r\n$3\r\nké\r\n".utf8))
+    }
+
+    /// Integers are read from integer, bulk and status values; other accessors pick their case.
+    @Test func valueAccessors() {
+        #expect(RedisValue.integer(7).integer == 7)
+        #expect(RedisValue.bulk(Array("-12".utf8)).integer == -12)
+        #expect(RedisValue.status("9223372036854775807").integer == Int64.max)
+        #expect(RedisValue.bulk(Array("9223372036854775808".utf8)).integer == nil)
+        #expect(RedisValue.bulk(Array("1x".utf8)).integer == nil)
+        #expect(RedisValue.bulk([]).integer == nil)
+        #expect(RedisValue.status("OK").string == "OK")
+        #expect(RedisValue.bulk([0xff]).string == nil)
+        #expect(RedisValue.status("OK").bytes == Array("OK".utf8))
+        #expect(RedisValue.null.bytes == nil)
+        #expect(RedisValue.array([.null]).array == [.null])
+        #expect(RedisValue.integer(1).array == nil)
+    }
+}
