@@ -32,25 +32,37 @@ let package = Package(
         // A Redis client on HTTPCore's loop: pipelined commands and a pub/sub subscriber.
         // Knows nothing of topics.
         .target(name: "RedisClient", dependencies: ["CHiredis", "HTTPCore", "Locking"]),
-        // The executable: routes, SSE, publishing, static files, metrics, CLI.
-        .executableTarget(name: "SSEGateway", dependencies: ["HTTPCore", "StreamHub"]),
+        // The Redis engine: several gateways given one Redis are one gateway to clients.
+        .target(name: "StreamCluster", dependencies: ["StreamHub", "RedisClient", "Locking"]),
+        // The API's rules (API.md): topic and event names, Last-Event-ID, the route
+        // table, the publish token and who may subscribe and publish with a token,
+        // durations, the response policy. Imported by the
+        // gateway, the load tool and the tests, so each rule has one definition.
+        .target(name: "GatewayAPI", dependencies: ["HTTPCore", "StreamHub", "JWT"]),
+        // The executable: handlers, SSE streams, publishing, static files, metrics, CLI.
+        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "JWT"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
         // Signs tokens and times their verification (bench/jwt/publish_cost.py).
         .executableTarget(name: "JWTBenchmark", dependencies: ["JWT", "TestSupport"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
-        .executableTarget(name: "SSELoad", dependencies: ["HTTPCore", "StreamHub", "Locking"]),
-        // For tests: throwaway certificates (made with the openssl command at run
-        // time), the plain/TLS `Transport` that parameterizes tests, children
-        // spawned safely, large payloads built without holding a cooperative thread,
-        // and a real redis-server per test.
-        .target(name: "TestSupport", dependencies: ["HTTPCore", "CStreamsSSL", "Locking"], path: "Tests/TestSupport"),
+        .executableTarget(name: "SSELoad", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "Locking"]),
+        // For tests: the one SSE test client, the metrics reader, the gateway under
+        // test (its client helpers; the real executable as a child process), throwaway
+        // certificates (made with the openssl command at run time), the plain/TLS
+        // `Transport` that parameterizes tests, children spawned safely, large
+        // payloads built without holding a cooperative thread, and a real
+        // redis-server per test.
+        .target(name: "TestSupport", dependencies: ["HTTPCore", "StreamHub", "CStreamsSSL", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
-        .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "Locking"]),
+        .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
+        .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "HTTPCore", "Locking"]),
         .testTarget(name: "JWTTests", dependencies: ["JWT", "TestSupport", "CStreamsSSL"]),
-        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "HTTPCore", "StreamHub", "TestSupport", "Locking"]),
-        .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "HTTPCore", "StreamHub", "SSEGateway"]),
+        .testTarget(name: "StreamClusterTests", dependencies: ["StreamCluster", "StreamHub", "RedisClient", "HTTPCore", "TestSupport", "Locking"]),
+        .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "TestSupport", "Locking"]),
+        // SSEGateway: the executable the tests run as a child process.
+        .testTarget(name: "SSELoadTests", dependencies: ["SSELoad", "GatewayAPI", "HTTPCore", "StreamHub", "SSEGateway", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

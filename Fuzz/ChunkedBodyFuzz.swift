@@ -1,3 +1,5 @@
+@testable import HTTPCore
+
 /// libFuzzer target `chunked`: the `Transfer-Encoding: chunked` body decoder.
 ///
 /// Input: byte 0 picks the limits (bits 3-7) and how many cut points follow (bits 0-2,

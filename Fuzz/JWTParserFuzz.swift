@@ -14,6 +14,8 @@
 /// and three canonical parts and a string `alg`; an accepted JSON text printed back and
 /// read again gives the same value, and no object in it holds a key twice; pattern
 /// matching agrees with a reference written from API.md ("Tokens (JWT)").
+import JWT
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func jwtFuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)

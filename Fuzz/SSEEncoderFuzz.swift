@@ -1,3 +1,5 @@
+import StreamHub
+
 /// libFuzzer target `sse`: the SSE frame encoder, checked with the SSE parser.
 ///
 /// Input: byte 0 holds flags (bit 0: an id follows, 8 bytes; bit 1: an event name follows,

@@ -1,3 +1,6 @@
+import GatewayAPI
+import HTTPCore
+
 /// libFuzzer target `topic`: topic names, event names, `Last-Event-ID` and the query
 /// decoding in front of event names.
 ///

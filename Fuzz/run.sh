@@ -3,39 +3,31 @@
 #
 #   Fuzz/run.sh TARGET SECONDS      TARGET: request | chunked | sse | topic | jwt
 #
-# SwiftPM does not build fuzzers, so each target is the fuzz entry file compiled with
-# `swiftc -sanitize=fuzzer,address` together with the package sources it exercises (one
-# module, so internal types are reachable). The toolchain ships libFuzzer's runtime; no
-# package is needed. Binaries go to .build/fuzz/ and are rebuilt only when a source
-# changed. New corpus entries go to a temporary folder, never into Fuzz/corpus/, so a run
-# leaves the tree clean; the committed corpus and Fuzz/regressions/TARGET/ are read-only
-# inputs. A crash, a hang (-timeout) or a failed oracle exits non-zero, and the input is
-# kept under .build/fuzz/artifacts/TARGET/: add it to Fuzz/regressions/TARGET/ and as a
-# test under Tests/ once fixed.
+# SwiftPM does not link fuzzers, so the package's own targets are built by SwiftPM with
+# libFuzzer's coverage and ASan (`-sanitize=fuzzer,address`, `-enable-testing` so the
+# entry file can `@testable import` them), in their own build path under .build/fuzz/;
+# then the entry file is linked against their objects with `swiftc`. The toolchain ships
+# libFuzzer's runtime; no package is needed. New corpus entries go to a temporary folder,
+# never into Fuzz/corpus/, so a run leaves the tree clean; the committed corpus and
+# Fuzz/regressions/TARGET/ are read-only inputs. A crash, a hang (-timeout) or a failed
+# oracle exits non-zero, and the input is kept under .build/fuzz/artifacts/TARGET/: add it
+# to Fuzz/regressions/TARGET/ and as a test under Tests/ once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target=${1:?usage: Fuzz/run.sh TARGET SECONDS}
 seconds=${2:?usage: Fuzz/run.sh TARGET SECONDS}
 
-# The parser's files: everything in HTTP/ but the date formatting (it needs the Locking module).
-http=()
-for file in Sources/HTTPCore/HTTP/*.swift; do
-    [ "$file" = Sources/HTTPCore/HTTP/HTTPDate.swift ] || http+=("$file")
-done
+# The entry file, and the package targets it links: the one it exercises last, after
+# the targets that one depends on (Package.swift).
 case "$target" in
-    request) sources=(Fuzz/RequestParserFuzz.swift "${http[@]}") ;;
-    chunked) sources=(Fuzz/ChunkedBodyFuzz.swift "${http[@]}") ;;
-    sse)     sources=(Fuzz/SSEEncoderFuzz.swift Sources/StreamHub/SSE/*.swift) ;;
-    topic)   sources=(Fuzz/TopicFuzz.swift Sources/SSEGateway/Routing/TopicName.swift
-                      Sources/SSEGateway/Routing/LastEventID.swift
-                      Sources/HTTPCore/HTTP/PercentDecoding.swift Sources/HTTPCore/HTTP/HTTPSyntax.swift) ;;
-    # The token's parsing and claims: everything of Sources/JWT that does not call libcrypto.
-    jwt)     sources=(Fuzz/JWTParserFuzz.swift Sources/JWT/Parsing/*.swift Sources/JWT/Claims/*.swift
-                      Sources/JWT/Verifier/TokenProblem.swift) ;;
+    request) entry=Fuzz/RequestParserFuzz.swift; modules=(Locking HTTPCore) ;;
+    chunked) entry=Fuzz/ChunkedBodyFuzz.swift; modules=(Locking HTTPCore) ;;
+    sse)     entry=Fuzz/SSEEncoderFuzz.swift; modules=(Locking StreamHub) ;;
+    topic)   entry=Fuzz/TopicFuzz.swift; modules=(Locking HTTPCore StreamHub GatewayAPI) ;;
+    jwt)     entry=Fuzz/JWTParserFuzz.swift; modules=(Locking JWT) ;;
     *) echo "unknown fuzz target '$target' (request, chunked, sse, topic, jwt)" >&2; exit 2 ;;
 esac
-sources+=(Fuzz/Support/*.swift)
 
 out=.build/fuzz
 # libFuzzer reports crashes itself; the Swift backtracer would only slow each one down.
@@ -44,17 +36,24 @@ binary=$out/$target
 artifacts=$out/artifacts/$target
 mkdir -p "$out" "$artifacts"
 
+package=$out/package
 stale=0
 [ -x "$binary" ] || stale=1
-for source in "${sources[@]}" "$0"; do
+for source in "$entry" Fuzz/Support/*.swift Package.swift "$0" $(find Sources -name '*.swift' -o -name '*.h'); do
     [ "$source" -nt "$binary" ] && stale=1
 done
 if [ $stale -eq 1 ]; then
     echo "fuzz $target: building"
     build_start=$SECONDS
+    swift build -c release --build-path "$package" --target "${modules[-1]}" \
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -g >/dev/null
+    products=$package/release
+    objects=()
+    for module in "${modules[@]}"; do objects+=("$products/$module.build"/*.o); done
     # lld (shipped with the toolchain): gold warns about every ASan check symbol.
     swiftc -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -module-name "Fuzz_$target" \
-        "${sources[@]}" -o "$binary.tmp"
+        -I "$products/Modules" -I "$products" -Xcc -fmodule-map-file=Sources/CStreamsSSL/module.modulemap \
+        "$entry" Fuzz/Support/*.swift "${objects[@]}" -lssl -lcrypto -o "$binary.tmp"
     mv "$binary.tmp" "$binary"
     echo "fuzz $target: built in $((SECONDS - build_start)) s"
 fi

@@ -2,7 +2,8 @@
 # The project's test command (the README's, and what CI runs after installing).
 #
 #   bash scripts/test.sh           everything CI runs: unit, socket, end-to-end and
-#                                  executable tests, the reliability suite (churn, stalled
+#                                  executable tests (the end-to-end ones twice: in memory
+#                                  and on Redis), the reliability suite (churn, stalled
 #                                  readers, load), the browser page in headless Chromium
 #                                  (skipped outside CI when Chromium is missing), then
 #                                  fuzzing (60 s a target) and the suite (less the
@@ -24,6 +25,13 @@ esac
 
 echo "== swift test (everything but the reliability suite)"
 swift test --skip Reliability
+
+echo "== swift test: the end-to-end suites again, on a cluster engine (a redis-server per gateway)"
+# Every behaviour of API.md holds with --redis as without it: the same suites, the
+# other engine. (The cluster's own suites, ClusterEngineTests and ClusterGatewayTests,
+# ran above with everything else.)
+SSE_TEST_BACKEND=redis swift test \
+    --filter 'CORSAndHeadTests|ProtocolErrorTests|PublishErrorTests|PublishReplyTests|StateReaderTests|StaticAndOpsTests|StreamingTests|HTTPSTests'
 
 echo "== swift test --filter Reliability"
 swift test --filter Reliability

@@ -1,4 +1,5 @@
 import Glibc
+import HTTPCore
 
 // sse-load: parse the command line, run the load, print the report.
 // Exit 0 after a run (the report says whether anything was lost), 1 when the
@@ -17,9 +18,8 @@ func sseLoadMain() async -> Int32 {
         StandardError.write(error.diagnostic)
         return 2
     }
-    signal(SIGPIPE, SIG_IGN)  // a write to a closed socket must fail with EPIPE, not kill us
-    let limit = DescriptorLimit.raise()
-    let needed = DescriptorLimit.needed(for: configuration)
+    let limit = DescriptorLimit.raiseToHard()
+    let needed = configuration.descriptorsNeeded
     guard limit >= needed else {
         StandardError.write("sse-load: \(configuration.subscribers) subscribers and \(configuration.publishers) "
             + "publishers need \(needed) descriptors; the limit is \(limit) (raise it with ulimit -n)")

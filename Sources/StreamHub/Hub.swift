@@ -185,6 +185,12 @@ public actor Hub: StreamEngine {
         return true
     }
 
+    /// Subscribers of one topic's channel here.
+    public func subscriberCount(topic name: String, channel: Channel) -> Int {
+        drainRemovals()
+        return topics[name]?.subscribers(channel).count ?? 0
+    }
+
     /// Subscribers per topic, for topics that have any.
     public func subscriberCounts() -> [String: (state: Int, events: Int)] {
         drainRemovals()

@@ -10,6 +10,9 @@ public protocol StreamEngine: Sendable {
     /// Lock-free counters for the metrics endpoint.
     var counters: HubCounters { get }
 
+    /// Figures beyond the hub's counters, for `/metrics` (the cluster's Redis link).
+    var metrics: [EngineMetric] { get }
+
     /// Whether the engine can take publishes and new subscriptions now (`/readyz`).
     /// The in-memory hub always can; the cluster engine while Redis answers.
     var isReady: Bool { get }

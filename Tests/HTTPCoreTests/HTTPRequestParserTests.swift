@@ -67,13 +67,12 @@ struct HTTPRequestParserTests {
             if case .request(let r)? = try parser.next() { paths.append(r.head.rawPath) }
         }
         #expect(paths == ["/a", "/b", "/c"])
-        #expect(parser.hasBufferedBytes)
+        #expect(parser.isMidRequest)
         #expect(try parser.next() == nil)
         #expect(parser.isMidRequest)
         parser.append(bytes(" HTTP/1.1\r\n\r\n"))
         guard case .request(let last)? = try parser.next() else { Issue.record("expected /d"); return }
         #expect(last.head.rawPath == "/d")
-        #expect(!parser.hasBufferedBytes)
         #expect(!parser.isMidRequest)
     }
 
@@ -202,7 +201,7 @@ struct HTTPRequestParserTests {
         parser.append(bytes(" HTTP/1.1\r\n\r\n"))
         _ = try parser.next()
         #expect(parser.bufferCapacity == 0)
-        #expect(!parser.hasBufferedBytes)
+        #expect(!parser.isMidRequest)
 
         var big = HTTPRequestParser()
         big.append(bytes("POST /x HTTP/1.1\r\nContent-Length: 60000\r\n\r\n") + [UInt8](repeating: 0x61, count: 60000))
@@ -214,11 +213,9 @@ struct HTTPRequestParserTests {
     @Test func reportsMidRequest() throws {
         var parser = HTTPRequestParser()
         #expect(!parser.isMidRequest)
-        #expect(!parser.hasBufferedBytes)
         parser.append(bytes("GET /a HTTP/1.1\r\nHost: x\r\n"))
         #expect(try parser.next() == nil)
         #expect(parser.isMidRequest)
-        #expect(parser.hasBufferedBytes)
         parser.append(bytes("\r\n"))
         #expect(try parser.next() != nil)
         #expect(!parser.isMidRequest)

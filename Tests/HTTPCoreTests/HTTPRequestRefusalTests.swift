@@ -130,7 +130,7 @@ struct HTTPRequestRefusalTests {
         }
         #expect(errors.count == 2)
         #expect(errors.allSatisfy { $0.status == .versionNotSupported })
-        #expect(!parser.hasBufferedBytes)
+        #expect(!parser.isMidRequest)
         #expect(parser.bufferCapacity == 0)
     }
 

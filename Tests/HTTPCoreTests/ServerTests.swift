@@ -172,10 +172,10 @@ struct ServerTests {
         }
     }
 
-    /// A refusal the server answers itself carries the configured `refusalHeaders`.
+    /// A refusal the server answers itself is built by the configured `refusal`.
     @Test(arguments: Transport.allCases)
     func refusalsCarryTheConfiguredHeaders(_ transport: Transport) async throws {
-        try await withServer({ $0.refusalHeaders = ["Access-Control-Allow-Origin": "https://o.example"] },
+        try await withServer({ $0.refusal = { .text($0, $1, headers: ["Access-Control-Allow-Origin": "https://o.example"]) } },
                              over: transport, handler: echoHandler) { server in
             let client = try await server.connect()
             defer { client.close() }

@@ -1,60 +1,14 @@
 import Foundation
+import GatewayAPI
 import Glibc
 import HTTPCore
 import Testing
 @testable import SSEGateway
 
-/// A throwaway tree: `base/public` is the served root, `base/outside` is not.
-private struct Fixture {
-    let base: String
-    let root: String
-    let files: StaticFiles
-
-    init() throws {
-        base = NSTemporaryDirectory() + "static-files-\(UUID().uuidString)"
-        root = base + "/public"
-        let fm = FileManager.default
-        for dir in ["public/sub", "public/empty-dir", "outside"] {
-            try fm.createDirectory(atPath: base + "/" + dir, withIntermediateDirectories: true)
-        }
-        try Self.write(base, "public/index.html", "<!doctype html><h1>streams</h1>\n")
-        try Self.write(base, "public/app.js", "console.log(1)\n")
-        try Self.write(base, "public/style.css", "body{}\n")
-        try Self.write(base, "public/data.json", "{}\n")
-        try Self.write(base, "public/blob.bin", "\u{1}\u{2}")
-        try Self.write(base, "public/hello world.txt", "spaces\n")
-        try Self.write(base, "public/.env", "SECRET=1\n")
-        try Self.write(base, "public/sub/index.html", "<p>sub</p>\n")
-        try Self.write(base, "public/sub/notes.txt", "line one\nline two\n")
-        try Self.write(base, "outside/secret.txt", "secret\n")
-        try fm.createSymbolicLink(atPath: root + "/inside-link.txt", withDestinationPath: "sub/notes.txt")
-        try fm.createSymbolicLink(atPath: root + "/outside-link.txt", withDestinationPath: "../outside/secret.txt")
-        try fm.createSymbolicLink(atPath: root + "/outdir", withDestinationPath: "../outside")
-        try fm.createSymbolicLink(atPath: root + "/escape", withDestinationPath: "/")
-        files = StaticFiles(root: root)
-    }
-
-    static func write(_ base: String, _ path: String, _ text: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: base + "/" + path))
-    }
-
-    func write(_ path: String, _ text: String) throws { try Self.write(base, path, text) }
-
-    func get(_ path: String, _ headers: HTTPHeaders = [:]) async -> StaticFiles.Response {
-        await files.respond(method: "GET", rawPath: path, requestHeaders: headers)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: base) }
-}
-
-private extension StaticFiles.Response {
-    var text: String { String(decoding: body, as: UTF8.self) }
-}
-
 struct StaticFilesTests {
     /// `GET /` serves the root's index.html as UTF-8 HTML.
     @Test func rootServesIndex() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get("/")
         #expect(response.status == .ok)
@@ -65,7 +19,7 @@ struct StaticFilesTests {
 
     /// A directory, with or without a trailing slash, serves its own index.html; one without an index is 404.
     @Test func directoriesServeTheirIndex() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         #expect(await fx.get("/sub/").text == "<p>sub</p>\n")
         #expect(await fx.get("/sub").text == "<p>sub</p>\n")
@@ -84,7 +38,7 @@ struct StaticFilesTests {
         ("/blob.bin", "application/octet-stream"),
     ])
     func contentTypes(path: String, type: String) async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get(path)
         #expect(response.status == .ok)
@@ -108,7 +62,7 @@ struct StaticFilesTests {
 
     /// Percent-encoded file names are decoded before lookup.
     @Test func encodedNamesAreDecoded() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         #expect(await fx.get("/hello%20world.txt").text == "spaces\n")
         #expect(await fx.get("/%61pp.js").status == .ok)
@@ -116,7 +70,7 @@ struct StaticFilesTests {
 
     /// A symlink that stays inside the root is served like the file it points to.
     @Test func symlinkInsideIsServed() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get("/inside-link.txt")
         #expect(response.status == .ok)
@@ -126,7 +80,7 @@ struct StaticFilesTests {
     /// Symlinks that lead out of the root, to a file or a directory, are 404.
     @Test(arguments: ["/outside-link.txt", "/outdir/secret.txt", "/outdir/", "/escape/etc/passwd", "/escape/"])
     func symlinkOutsideIsRefused(path: String) async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get(path)
         #expect(response.status == .notFound)
@@ -145,7 +99,7 @@ struct StaticFilesTests {
         "/.env", "/%2eenv", "/%0a", "/%ff",
     ])
     func traversalIsRefused(path: String) async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get(path)
         #expect(response.status == .notFound)
@@ -155,22 +109,22 @@ struct StaticFilesTests {
 
     /// HEAD answers with GET's headers, the file's Content-Length and no body.
     @Test func headHasHeadersAndNoBody() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let get = await fx.get("/sub/notes.txt")
-        let head = await fx.files.respond(method: "HEAD", rawPath: "/sub/notes.txt", requestHeaders: [:])
+        let head = await fx.respond("HEAD", "/sub/notes.txt", [:])
         #expect(head.status == .ok)
         #expect(head.body.isEmpty)
         #expect(head.headers == get.headers)
         #expect(head.headers["Content-Length"] == "18")
-        let missing = await fx.files.respond(method: "HEAD", rawPath: "/nope", requestHeaders: [:])
+        let missing = await fx.respond("HEAD", "/nope", [:])
         #expect(missing.status == .notFound)
         #expect(missing.body.isEmpty)
     }
 
     /// Responses carry a quoted ETag, an IMF-fixdate Last-Modified, no-cache and nosniff.
     @Test func cachingAndSafetyHeaders() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let response = await fx.get("/app.js")
         let etag = try #require(response.headers["ETag"])
@@ -184,7 +138,7 @@ struct StaticFilesTests {
 
     /// A matching If-None-Match (exact, weak, in a list, or `*`) revalidates to 304 with no body.
     @Test func etagRevalidation() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let etag = try #require(await fx.get("/app.js").headers["ETag"])
         for candidate in [etag, "W/" + etag, "\"other\", " + etag, "*"] {
@@ -194,7 +148,7 @@ struct StaticFilesTests {
             #expect(response.headers["ETag"] == etag)
             #expect(response.headers["Content-Length"] == nil)
         }
-        let head = await fx.files.respond(method: "HEAD", rawPath: "/app.js", requestHeaders: ["If-None-Match": etag])
+        let head = await fx.respond("HEAD", "/app.js", ["If-None-Match": etag])
         #expect(head.status == .notModified)
         let other = await fx.get("/app.js", ["If-None-Match": "\"stale\""])
         #expect(other.status == .ok)
@@ -203,7 +157,7 @@ struct StaticFilesTests {
 
     /// Rewriting a file changes its ETag, so the old one no longer revalidates.
     @Test func rewrittenFileGetsNewETag() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let old = try #require(await fx.get("/app.js").headers["ETag"])
         try fx.write("public/app.js", "console.log('changed')\n")
@@ -215,7 +169,7 @@ struct StaticFilesTests {
 
     /// If-Modified-Since at or after the file's time gives 304; an older or unreadable date gives the file.
     @Test func ifModifiedSince() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         let mtime = 1_700_000_000
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: Double(mtime))],
@@ -248,18 +202,9 @@ struct StaticFilesTests {
         }
     }
 
-    /// Methods other than GET and HEAD get 405 with Allow.
-    @Test func otherMethodsAreRefused() async throws {
-        let fx = try Fixture()
-        defer { fx.remove() }
-        let response = await fx.files.respond(method: "POST", rawPath: "/", requestHeaders: [:])
-        #expect(response.status == .methodNotAllowed)
-        #expect(response.headers["Allow"] == "GET, HEAD")
-    }
-
     /// A FIFO in the root is 404 at once instead of hanging the request.
     @Test func fifoIsNotServedAndDoesNotHang() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         #expect(mkfifo(fx.root + "/pipe", 0o644) == 0)
         #expect(await fx.get("/pipe").status == .notFound)
@@ -267,7 +212,7 @@ struct StaticFilesTests {
 
     /// Files over 16 MiB are 404; a file of exactly 16 MiB is served whole.
     @Test func largeFilesAreRefused() async throws {
-        let fx = try Fixture()
+        let fx = try StaticFilesFixture()
         defer { fx.remove() }
         try fx.write("public/big.bin", "")
         try fx.write("public/max.bin", "")
@@ -284,11 +229,11 @@ struct StaticFilesTests {
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let files = StaticFiles(root: packageRoot.appendingPathComponent("public").path)
-        let page = await files.respond(method: "GET", rawPath: "/", requestHeaders: [:])
+        let page = await served(files, "GET", "/")
         #expect(page.status == .ok)
         #expect(String(decoding: page.body, as: UTF8.self).contains("<script src=\"app.js\""))
         for (path, type) in [("/app.js", "text/javascript; charset=utf-8"), ("/style.css", "text/css; charset=utf-8")] {
-            let response = await files.respond(method: "GET", rawPath: path, requestHeaders: [:])
+            let response = await served(files, "GET", path)
             #expect(response.status == .ok, "\(path)")
             #expect(response.headers["Content-Type"] == type)
         }
@@ -298,7 +243,7 @@ struct StaticFilesTests {
     @Test func missingRootIsNotFound() async {
         let files = StaticFiles(root: "/nonexistent-\(UUID().uuidString)")
         #expect(files.root == nil)
-        #expect(await files.respond(method: "GET", rawPath: "/", requestHeaders: [:]).status == .notFound)
+        #expect(await served(files, "GET", "/").status == .notFound)
     }
 
     /// Containment compares whole path components, so a sibling sharing the root's prefix is outside.

@@ -98,17 +98,17 @@ struct CommandLineTests {
         #expect(try parsed(["--url", "http://[::1]:81/"]).target.hostHeader == "[::1]:81")
     }
 
-    /// Durations: ms, s, m, h and bare seconds.
-    @Test func parsesDurations() {
-        #expect(DurationText.parse("250ms") == .milliseconds(250))
-        #expect(DurationText.parse("1.5") == .milliseconds(1500))
-        #expect(DurationText.parse("2m") == .seconds(120))
-        #expect(DurationText.parse("1h") == .seconds(3600))
-        #expect(DurationText.parse("") == nil)
-        #expect(DurationText.parse("s") == nil)
-        #expect(DurationText.parse("1e3") == nil)
-        #expect(DurationText.text(.milliseconds(500)) == "500ms")
-        #expect(DurationText.text(.seconds(30)) == "30s")
+    /// Durations: ms, s, m, h and bare seconds, as the gateway reads them (`DurationText`).
+    @Test func parsesDurations() throws {
+        #expect(try parsed(["--duration", "250ms"]).duration == .milliseconds(250))
+        #expect(try parsed(["--duration", "1.5"]).duration == .milliseconds(1500))
+        #expect(try parsed(["--ramp", "2m"]).ramp == .seconds(120))
+        #expect(try parsed(["--settle", "1h"]).settle == .seconds(3600))
+        #expect(try parsed(["--settle", "0"]).settle == .zero)
+        for bad in ["", "s", "1e3", "-1s"] {
+            #expect(refusal(["--duration", bad])?.contains("--duration") == true, "\(bad)")
+        }
+        #expect(refusal(["--duration", "0"]) != nil)
     }
 
     /// A publish limit is shared out round-robin: 10 over 4 publishers is 3, 3, 2, 2.

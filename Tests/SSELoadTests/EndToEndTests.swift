@@ -1,10 +1,11 @@
+import Glibc
 import HTTPCore
 import StreamHub
 import Testing
-@testable import SSEGateway
 @testable import SSELoad
+import TestSupport
 
-/// The load engine against a gateway running in the test process, over real sockets.
+/// The load engine against the real gateway (a child process), over real sockets.
 /// One at a time: each holds tens of connections on a shared 2-core machine.
 @Suite(.serialized) struct EndToEndTests {
     /// 50 subscribers on one topic and 40 publishes give exactly 50 × 40 deliveries, none lost, doubled or reordered.
@@ -108,8 +109,7 @@ import Testing
 
     /// Streams the server ends while the run goes on are reported as early disconnects.
     @Test func streamsEndingDuringTheRunAreCounted() async throws {
-        let gateway = try startedGateway()
-        let running = Task { await gateway.run(handlingSignals: false) }
+        let gateway = try await GatewayProcess.start(["--shutdown-grace", "400ms"])
         let load = quickConfiguration(port: gateway.port) {
             $0.subscribers = 10
             $0.topics = 1
@@ -120,10 +120,11 @@ import Testing
         let engine = try LoadRun(configuration: load)
         async let report = engine.run()
         // Stop the gateway once every subscriber is registered (however slow the machine is).
-        while gateway.engine.counters.subscribers(.events) < 10 { try await Task.sleep(for: .milliseconds(10)) }
-        gateway.stop()
+        _ = try await gateway.waitForMetric(#"sse_gateway_subscribers{channel="events"}"#, toBe: 10, within: 30)
+        gateway.child.send(SIGTERM)
         let finished = await report
-        await running.value
+        _ = await gateway.child.waitForExit(upTo: 10)
+        await gateway.child.stop()
         #expect(finished.connectionsEstablished == 10)
         #expect(finished.endedEarly == 10)
         #expect(finished.jsonLine.contains("\"slow_subscriber_disconnects\":10"))
@@ -132,11 +133,9 @@ import Testing
     /// Nothing listening: every subscriber is a failed connection and every publish a failed publish, and the run still ends.
     @Test func refusedConnectionsAreCountedAsFailures() async throws {
         // Run a gateway on an ephemeral port and stop it, so nothing listens there.
-        let gateway = try startedGateway()
-        let running = Task { await gateway.run(handlingSignals: false) }
+        let gateway = try await GatewayProcess.start()
         let port = gateway.port
-        gateway.stop()
-        await running.value
+        await gateway.child.stop()
         let configuration = quickConfiguration(port: port) {
             $0.subscribers = 5
             $0.publishers = 1

@@ -1,29 +1,11 @@
 import HTTPCore
-@testable import SSEGateway
 @testable import SSELoad
+import TestSupport
 
-/// Runs a real gateway on an ephemeral port of 127.0.0.1 inside the test
-/// process for the duration of `body`, then stops it and waits for it to end.
+/// Runs the real `sse-gateway` (TestSupport's `GatewayProcess`, with a short shutdown
+/// grace) for the duration of `body`, then stops it.
 func withGateway(_ body: (_ port: Int) async throws -> Void) async throws {
-    let gateway = try startedGateway()
-    let running = Task { await gateway.run(handlingSignals: false) }
-    do {
-        try await body(gateway.port)
-    } catch {
-        gateway.stop()
-        await running.value
-        throw error
-    }
-    gateway.stop()
-    await running.value
-}
-
-/// A gateway bound to an ephemeral port, with a short shutdown grace; not yet running.
-func startedGateway() throws -> Gateway {
-    var configuration = GatewayConfiguration()
-    configuration.port = 0
-    configuration.shutdownGrace = .milliseconds(400)
-    return try Gateway(configuration: configuration)
+    try await withGatewayProcess(["--shutdown-grace", "400ms"]) { gateway in try await body(gateway.port) }
 }
 
 /// A small, fast run against `port`: no ramp, short settle, a topic prefix of its own.
@@ -42,7 +24,7 @@ func quickConfiguration(port: Int, _ change: (inout LoadConfiguration) -> Void =
 
 /// The bytes of a chunked `200` SSE response carrying one event per payload
 /// (ids from 1), split into a head and one chunk per event.
-func sseResponse(_ payloads: [Payload], size: Int = 64) -> [UInt8] {
+func sseResponse(_ payloads: [SSELoad.Payload], size: Int = 64) -> [UInt8] {
     var bytes = Array("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
     func chunk(_ text: String) {
         let body = Array(text.utf8)

@@ -3,8 +3,8 @@ import Testing
 
 struct EventsChannelTests {
     /// A late subscriber gets nothing published before it subscribed.
-    @Test func lateSubscriberGetsNothingOld() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func lateSubscriberGetsNothingOld(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         for index in 1...5 { _ = try await hub.publish(topic: "t", channel: .events, data: "old\(index)") }
         let sub = await hub.subscribe(topic: "t", channel: .events)
         #expect(sub.pendingCount == 0)
@@ -13,8 +13,8 @@ struct EventsChannelTests {
     }
 
     /// A reader that paused gets every pending event in one batch, in order.
-    @Test func batchHoldsAllPendingInOrder() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func batchHoldsAllPendingInOrder(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .events)
         for index in 1...10 { _ = try await hub.publish(topic: "t", channel: .events, data: "\(index)") }
         let batch = try #require(await sub.nextBatch())
@@ -24,13 +24,13 @@ struct EventsChannelTests {
 
     /// 8 concurrent publishers × 250 events, 10 subscribers: each subscriber gets every
     /// event exactly once, each publisher's events in its order.
-    @Test func concurrentPublishersExactlyOnceInOrder() async throws {
+    @Test(arguments: HubExecutor.allCases) func concurrentPublishersExactlyOnceInOrder(_ executor: HubExecutor) async throws {
         // Sized to interleave thoroughly without flooding the test process's two pool
         // threads for seconds (which starved every socket test with a deadline).
         let publishers = 8, perPublisher = 250, subscriberCount = 10
         let total = publishers * perPublisher
         // The limit covers everything: this test is about order, not slow readers.
-        let hub = Hub(configuration: .testing { $0.eventsQueueLimit = total })
+        let hub = Hub(configuration: .testing { $0.eventsQueueLimit = total }, executor: executor.serialExecutor)
         var subs: [Subscription] = []
         for _ in 0..<subscriberCount { subs.append(await hub.subscribe(topic: "chat", channel: .events)) }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -76,9 +76,9 @@ struct EventsChannelTests {
     }
 
     /// Two subscribers of the same channel each see every value (no splitting between readers).
-    @Test(arguments: Channel.allCases)
-    func fanOut(channel: Channel) async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases, Channel.allCases)
+    func fanOut(_ executor: HubExecutor, channel: Channel) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let first = await hub.subscribe(topic: "t", channel: channel)
         let second = await hub.subscribe(topic: "t", channel: channel)
         var expected: [SSEEvent] = []
@@ -93,8 +93,8 @@ struct EventsChannelTests {
     }
 
     /// Topics and channels are independent: ids start at 1 on each, subscribers are separate.
-    @Test func topicsAndChannelsAreIndependent() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func topicsAndChannelsAreIndependent(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let a = await hub.subscribe(topic: "a", channel: .events)
         #expect(try await hub.publish(topic: "a", channel: .events, data: "x").id == 1)
         #expect(try await hub.publish(topic: "a", channel: .state, data: "x") == PublishResult(id: 1, subscribers: 0))
@@ -104,8 +104,8 @@ struct EventsChannelTests {
     }
 
     /// One encoded frame is shared (not copied) by every subscriber and the window.
-    @Test func frameIsEncodedOnce() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func frameIsEncodedOnce(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let first = await hub.subscribe(topic: "t", channel: .events)
         let second = await hub.subscribe(topic: "t", channel: .events)
         _ = try await hub.publish(topic: "t", channel: .events, data: String(repeating: "x", count: 4096))

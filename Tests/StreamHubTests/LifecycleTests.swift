@@ -3,8 +3,8 @@ import Testing
 
 struct LifecycleTests {
     /// 10,000 subscribe/cancel cycles leave no subscriber and no topic behind.
-    @Test func subscribeCancelCyclesLeaveNothing() async {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func subscribeCancelCyclesLeaveNothing(_ executor: HubExecutor) async {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         for index in 0..<10_000 {
             let sub = await hub.subscribe(topic: "t\(index % 7)", channel: index.isMultiple(of: 2) ? .state : .events)
             sub.cancel()
@@ -14,8 +14,8 @@ struct LifecycleTests {
     }
 
     /// A dropped Subscription leaves the hub as if cancelled.
-    @Test func droppedSubscriptionLeaves() async {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func droppedSubscriptionLeaves(_ executor: HubExecutor) async {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let reasons = Recorder<FinishReason>()
         for _ in 0..<100 {
             let sub = await hub.subscribe(topic: "t", channel: .events)
@@ -27,8 +27,8 @@ struct LifecycleTests {
     }
 
     /// The removal hop after a cancel completes on its own, without another hub call.
-    @Test func removalHopCompletesPromptly() async {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func removalHopCompletesPromptly(_ executor: HubExecutor) async {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .events)
         #expect(await hub.registeredSubscribers() == 1)
         sub.cancel()
@@ -41,8 +41,8 @@ struct LifecycleTests {
     }
 
     /// Cancelling the consuming task ends its loop: nextBatch returns nil, reason .cancelled.
-    @Test func cancellingConsumerTaskEndsLoop() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func cancellingConsumerTaskEndsLoop(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .events)
         let consumer = Task {
             var batches = 0
@@ -58,8 +58,8 @@ struct LifecycleTests {
     }
 
     /// A task cancelled before it calls nextBatch gets nil even with frames pending.
-    @Test func cancelledBeforeSuspension() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func cancelledBeforeSuspension(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .events)
         _ = try await hub.publish(topic: "t", channel: .events, data: "x")
         let result = await Task {
@@ -71,8 +71,8 @@ struct LifecycleTests {
     }
 
     /// cancel() is idempotent and wakes a parked consumer; each handler runs exactly once.
-    @Test func cancelIsIdempotentHandlersOnce() async {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func cancelIsIdempotentHandlersOnce(_ executor: HubExecutor) async {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .state)
         let reasons = Recorder<String>()
         sub.onFinish { reasons.record("a:\($0)") }
@@ -87,8 +87,8 @@ struct LifecycleTests {
     }
 
     /// shutdown finishes every subscriber (nil, .shutdown); later calls see a shut hub.
-    @Test func shutdownFinishesEveryone() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func shutdownFinishesEveryone(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let reasons = Recorder<FinishReason>()
         var subs: [Subscription] = []
         for index in 0..<6 {
@@ -120,8 +120,8 @@ struct LifecycleTests {
     }
 
     /// A hub dropped without shutdown still finishes its subscribers with .shutdown.
-    @Test func droppedHubFinishesSubscribers() async {
-        var hub: Hub? = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func droppedHubFinishesSubscribers(_ executor: HubExecutor) async {
+        var hub: Hub? = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub!.subscribe(topic: "t", channel: .events)
         hub = nil
         #expect(await sub.nextBatch() == nil)
@@ -129,9 +129,9 @@ struct LifecycleTests {
     }
 
     /// sweep forgets only topics with no subscribers, no state value and an aged-out window.
-    @Test func sweepForgetsOnlyEmptyTopics() async throws {
+    @Test(arguments: HubExecutor.allCases) func sweepForgetsOnlyEmptyTopics(_ executor: HubExecutor) async throws {
         let clock = ManualClock()
-        let hub = Hub(configuration: .testing(clock: clock) { $0.replayMaxAge = .seconds(60) })
+        let hub = Hub(configuration: .testing(clock: clock) { $0.replayMaxAge = .seconds(60) }, executor: executor.serialExecutor)
         _ = try await hub.publish(topic: "state", channel: .state, data: "kept")
         _ = try await hub.publish(topic: "events", channel: .events, data: "aging")
         let sub = await hub.subscribe(topic: "watched", channel: .events)
@@ -147,9 +147,9 @@ struct LifecycleTests {
     }
 
     /// The sweep lets expired events go on a topic it keeps (for its state value or a subscriber), not only on topics it forgets (found by the reliability soak: a topic nobody published to any more kept its window for ever).
-    @Test func sweepPrunesTheWindowOfTopicsItKeeps() async throws {
+    @Test(arguments: HubExecutor.allCases) func sweepPrunesTheWindowOfTopicsItKeeps(_ executor: HubExecutor) async throws {
         let clock = ManualClock()
-        let hub = Hub(configuration: .testing(clock: clock) { $0.replayMaxAge = .seconds(60) })
+        let hub = Hub(configuration: .testing(clock: clock) { $0.replayMaxAge = .seconds(60) }, executor: executor.serialExecutor)
         for topic in ["with-state", "watched"] {
             for index in 0..<5 { _ = try await hub.publish(topic: topic, channel: .events, data: "\(index)") }
         }
@@ -166,8 +166,8 @@ struct LifecycleTests {
     }
 
     /// Unsubscribing keeps a topic whose window still holds events.
-    @Test func unsubscribeKeepsTopicWithWindow() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func unsubscribeKeepsTopicWithWindow(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .events)
         _ = try await hub.publish(topic: "t", channel: .events, data: "x")
         sub.cancel()

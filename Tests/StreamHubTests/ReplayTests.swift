@@ -2,11 +2,12 @@ import Testing
 @testable import StreamHub
 
 struct ReplayTests {
-    private func hub(count: Int = 256, maxAge: Duration = .seconds(300), clock: ManualClock = ManualClock()) -> Hub {
+    private func hub(_ executor: HubExecutor, count: Int = 256, maxAge: Duration = .seconds(300),
+                     clock: ManualClock = ManualClock()) -> Hub {
         Hub(configuration: .testing(clock: clock) {
             $0.replayCount = count
             $0.replayMaxAge = maxAge
-        })
+        }, executor: executor.serialExecutor)
     }
 
     private func publish(_ hub: Hub, _ range: ClosedRange<Int>, topic: String = "t") async throws {
@@ -14,8 +15,8 @@ struct ReplayTests {
     }
 
     /// Resuming after id N yields exactly N+1 … last, then live events.
-    @Test func resumeAfterN() async throws {
-        let hub = hub()
+    @Test(arguments: HubExecutor.allCases) func resumeAfterN(_ executor: HubExecutor) async throws {
+        let hub = hub(executor)
         try await publish(hub, 1...10)
         let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 7)
         #expect(try parse(await sub.takePending()).map(\.number) == [8, 9, 10])
@@ -24,8 +25,8 @@ struct ReplayTests {
     }
 
     /// Resuming older than the window yields gap(N+1), then the whole window.
-    @Test func resumeOlderThanWindow() async throws {
-        let hub = hub(count: 5)
+    @Test(arguments: HubExecutor.allCases) func resumeOlderThanWindow(_ executor: HubExecutor) async throws {
+        let hub = hub(executor, count: 5)
         try await publish(hub, 1...10)
         let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 2)
         let events = try parse(await sub.takePending())
@@ -34,11 +35,11 @@ struct ReplayTests {
     }
 
     /// A window longer than the queue limit still resumes: the replay is delivered, then live events.
-    @Test func replayLongerThanTheQueueLimitResumes() async throws {
+    @Test(arguments: HubExecutor.allCases) func replayLongerThanTheQueueLimitResumes(_ executor: HubExecutor) async throws {
         let hub = Hub(configuration: .testing(clock: ManualClock()) {
             $0.replayCount = 50
             $0.eventsQueueLimit = 8
-        })
+        }, executor: executor.serialExecutor)
         try await publish(hub, 1...60)
         let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
         let events = try parse(await sub.takePending())
@@ -50,16 +51,16 @@ struct ReplayTests {
     }
 
     /// Resuming right before the window's first id is no gap.
-    @Test func resumeAtWindowEdgeHasNoGap() async throws {
-        let hub = hub(count: 5)
+    @Test(arguments: HubExecutor.allCases) func resumeAtWindowEdgeHasNoGap(_ executor: HubExecutor) async throws {
+        let hub = hub(executor, count: 5)
         try await publish(hub, 1...10)
         let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 5)
         #expect(try parse(await sub.takePending()).map(\.number) == [6, 7, 8, 9, 10])
     }
 
     /// A Last-Event-ID equal to the last id replays nothing; newer is treated as absent.
-    @Test func upToDateOrNewerReplaysNothing() async throws {
-        let hub = hub()
+    @Test(arguments: HubExecutor.allCases) func upToDateOrNewerReplaysNothing(_ executor: HubExecutor) async throws {
+        let hub = hub(executor)
         try await publish(hub, 1...3)
         for lastEventID: UInt64 in [3, 4, 1_000_000] {
             let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: lastEventID)
@@ -70,17 +71,17 @@ struct ReplayTests {
     }
 
     /// Last-Event-ID 0 replays from the first event.
-    @Test func resumeFromZero() async throws {
-        let hub = hub()
+    @Test(arguments: HubExecutor.allCases) func resumeFromZero(_ executor: HubExecutor) async throws {
+        let hub = hub(executor)
         try await publish(hub, 1...3)
         let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
         #expect(try parse(await sub.takePending()).map(\.number) == [1, 2, 3])
     }
 
     /// An event aged exactly replayMaxAge is still replayed; 1 ns later it is gone (gap).
-    @Test func maxAgeBoundaryWithControlledClock() async throws {
+    @Test(arguments: HubExecutor.allCases) func maxAgeBoundaryWithControlledClock(_ executor: HubExecutor) async throws {
         let clock = ManualClock()
-        let hub = hub(maxAge: .seconds(60), clock: clock)
+        let hub = hub(executor, maxAge: .seconds(60), clock: clock)
         try await publish(hub, 1...1)
         clock.advance(by: .seconds(30))
         try await publish(hub, 2...2)
@@ -94,9 +95,9 @@ struct ReplayTests {
     }
 
     /// A window emptied by age while N < last id yields only the gap.
-    @Test func emptyWindowYieldsGapOnly() async throws {
+    @Test(arguments: HubExecutor.allCases) func emptyWindowYieldsGapOnly(_ executor: HubExecutor) async throws {
         let clock = ManualClock()
-        let hub = hub(maxAge: .seconds(10), clock: clock)
+        let hub = hub(executor, maxAge: .seconds(10), clock: clock)
         try await publish(hub, 1...4)
         let keepTopic = await hub.subscribe(topic: "t", channel: .state)  // Keeps the topic (and its ids) alive.
         clock.advance(by: .seconds(11))
@@ -106,8 +107,8 @@ struct ReplayTests {
     }
 
     /// Replay and live events join without gap or duplicate, even with publishes racing.
-    @Test func replayThenLiveNoDuplicate() async throws {
-        let hub = hub()
+    @Test(arguments: HubExecutor.allCases) func replayThenLiveNoDuplicate(_ executor: HubExecutor) async throws {
+        let hub = hub(executor)
         try await publish(hub, 1...50)
         let publisher = Task { try await publish(hub, 51...200) }
         let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 20)

@@ -4,9 +4,9 @@ import Testing
 struct SlowSubscriberTests {
     /// A subscriber that never reads is finished at its limit with .overflow (handler
     /// called, counter incremented) while the publisher and another subscriber go on.
-    @Test func overflowDisconnectsOnlyTheSlowOne() async throws {
+    @Test(arguments: HubExecutor.allCases) func overflowDisconnectsOnlyTheSlowOne(_ executor: HubExecutor) async throws {
         let limit = 16
-        let hub = Hub(configuration: .testing { $0.eventsQueueLimit = limit })
+        let hub = Hub(configuration: .testing { $0.eventsQueueLimit = limit }, executor: executor.serialExecutor)
         let reasons = Recorder<FinishReason>()
         let stalled = await hub.subscribe(topic: "t", channel: .events)
         stalled.onFinish { reasons.record($0) }
@@ -27,11 +27,11 @@ struct SlowSubscriberTests {
     }
 
     /// An overflowed subscriber that was all its topic held takes the topic with it.
-    @Test func overflowForgetsEmptyTopic() async throws {
+    @Test(arguments: HubExecutor.allCases) func overflowForgetsEmptyTopic(_ executor: HubExecutor) async throws {
         let hub = Hub(configuration: .testing {
             $0.eventsQueueLimit = 2
             $0.replayCount = 0
-        })
+        }, executor: executor.serialExecutor)
         let stalled = await hub.subscribe(topic: "t", channel: .events)
         for _ in 1...3 { _ = try await hub.publish(topic: "t", channel: .events, data: "x") }
         #expect(stalled.finishReason == .overflow)
@@ -39,8 +39,8 @@ struct SlowSubscriberTests {
     }
 
     /// A state subscriber never overflows: it holds only the newest value.
-    @Test func stateNeverOverflows() async throws {
-        let hub = Hub(configuration: .testing { $0.eventsQueueLimit = 1 })
+    @Test(arguments: HubExecutor.allCases) func stateNeverOverflows(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing { $0.eventsQueueLimit = 1 }, executor: executor.serialExecutor)
         let stalled = await hub.subscribe(topic: "t", channel: .state)
         for index in 1...50 { _ = try await hub.publish(topic: "t", channel: .state, data: "\(index)") }
         #expect(stalled.finishReason == nil)
@@ -48,9 +48,9 @@ struct SlowSubscriberTests {
     }
 
     /// Heartbeats go only to subscribers with an empty queue that got nothing for idleFor.
-    @Test func heartbeatsOnlyToIdle() async throws {
+    @Test(arguments: HubExecutor.allCases) func heartbeatsOnlyToIdle(_ executor: HubExecutor) async throws {
         let clock = ManualClock()
-        let hub = Hub(configuration: .testing(clock: clock))
+        let hub = Hub(configuration: .testing(clock: clock), executor: executor.serialExecutor)
         let idle = await hub.subscribe(topic: "a", channel: .events)
         let backlogged = await hub.subscribe(topic: "b", channel: .events)
         let recent = await hub.subscribe(topic: "c", channel: .state)
@@ -75,9 +75,9 @@ struct SlowSubscriberTests {
     }
 
     /// A parked consumer is woken by a heartbeat.
-    @Test func heartbeatWakesParkedConsumer() async {
+    @Test(arguments: HubExecutor.allCases) func heartbeatWakesParkedConsumer(_ executor: HubExecutor) async {
         let clock = ManualClock()
-        let hub = Hub(configuration: .testing(clock: clock))
+        let hub = Hub(configuration: .testing(clock: clock), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .events)
         let consumer = Task { await sub.nextBatch() }
         clock.advance(by: .seconds(1))

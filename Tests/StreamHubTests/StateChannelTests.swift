@@ -3,8 +3,8 @@ import Testing
 
 struct StateChannelTests {
     /// A late subscriber first gets the topic's current value.
-    @Test func lateSubscriberGetsCurrentValue() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func lateSubscriberGetsCurrentValue(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         _ = try await hub.publish(topic: "t", channel: .state, data: "v1")
         _ = try await hub.publish(topic: "t", channel: .state, data: "v2", event: "price")
         let sub = await hub.subscribe(topic: "t", channel: .state)
@@ -12,8 +12,8 @@ struct StateChannelTests {
     }
 
     /// With no value yet, a subscriber gets nothing until the first publish.
-    @Test func noValueNothingFirst() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func noValueNothingFirst(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .state)
         #expect(sub.pendingCount == 0)
         _ = try await hub.publish(topic: "t", channel: .state, data: "first")
@@ -21,8 +21,8 @@ struct StateChannelTests {
     }
 
     /// A value updated before delivery is replaced: the reader gets only the newest.
-    @Test func updateBeforeDeliveryGivesNewestOnly() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func updateBeforeDeliveryGivesNewestOnly(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         _ = try await hub.publish(topic: "t", channel: .state, data: "old")
         let sub = await hub.subscribe(topic: "t", channel: .state)
         _ = try await hub.publish(topic: "t", channel: .state, data: "new")
@@ -31,8 +31,8 @@ struct StateChannelTests {
     }
 
     /// A paused reader resuming after 1,000 publishes gets exactly one frame: the latest.
-    @Test func pausedReaderLandsOnLatest() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func pausedReaderLandsOnLatest(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .state)
         for index in 1...1000 {
             let result = try await hub.publish(topic: "t", channel: .state, data: "v\(index)")
@@ -45,8 +45,8 @@ struct StateChannelTests {
     }
 
     /// A reader that keeps up sees values in increasing id order, never an older after a newer.
-    @Test func neverOlderAfterNewer() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func neverOlderAfterNewer(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         let sub = await hub.subscribe(topic: "t", channel: .state)
         let reader = Task {
             var last: UInt64 = 0
@@ -69,8 +69,8 @@ struct StateChannelTests {
     }
 
     /// `/state` ignores Last-Event-ID: the current value is always the first event.
-    @Test func ignoresLastEventID() async throws {
-        let hub = Hub(configuration: .testing())
+    @Test(arguments: HubExecutor.allCases) func ignoresLastEventID(_ executor: HubExecutor) async throws {
+        let hub = Hub(configuration: .testing(), executor: executor.serialExecutor)
         for index in 1...3 { _ = try await hub.publish(topic: "t", channel: .state, data: "\(index)") }
         for lastEventID: UInt64 in [0, 1, 3, 99] {
             let sub = await hub.subscribe(topic: "t", channel: .state, lastEventID: lastEventID)

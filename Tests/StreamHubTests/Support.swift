@@ -1,3 +1,4 @@
+import HTTPCore
 import Locking
 @testable import StreamHub
 import Testing
@@ -21,6 +22,20 @@ final class Recorder<Value: Sendable>: Sendable {
 
     func record(_ value: Value) {
         values.withLock { $0.append(value) }
+    }
+}
+
+/// Where a hub runs in these tests: on a serial Dispatch queue of its own (no executor
+/// given), and on the event loop's actor executor, as the gateway runs it.
+enum HubExecutor: CaseIterable, Sendable {
+    case dispatchQueue
+    case eventLoop
+
+    var serialExecutor: (any SerialExecutor)? {
+        switch self {
+        case .dispatchQueue: return nil
+        case .eventLoop: return EventLoop.shared.actorExecutor
+        }
     }
 }
 

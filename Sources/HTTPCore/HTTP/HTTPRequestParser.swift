@@ -75,14 +75,9 @@ public struct HTTPRequestParser: Sendable {
         }
     }
 
-    /// True when bytes are buffered that are not yet part of a returned request: unparsed
-    /// bytes, or part of a request (head lines, body) already parsed but not yet returned.
-    public var hasBufferedBytes: Bool {
-        readIndex < buffer.count || headParser.hasStarted || pending != nil
-    }
-
-    /// True while a request is partially received (head started or body pending), so the
-    /// server can bound how long a request may take to arrive.
+    /// True while bytes are held that are not yet part of a returned request: unparsed
+    /// bytes, or part of a request (head lines, body) parsed but not yet returned. The
+    /// server bounds how long such a request may take to arrive.
     public var isMidRequest: Bool {
         readIndex < buffer.count || headParser.hasStarted || pending != nil
     }

@@ -141,11 +141,6 @@ public final class EventLoop: Sendable {
         }
     }
 
-    /// Wakes the loop thread (it re-checks deadlines and its running flag).
-    func wake() {
-        Syscall.signalEventFD(wakeFD)
-    }
-
     private func run() {
         let capacity: Int32 = 1024
         // 12 KiB from malloc at start-up: failing it means the process is out of memory

@@ -1,6 +1,6 @@
 /// The per-connection loop: read a request, answer it, repeat while the
-/// connection may stay open. Short on purpose; the parser and the handler do
-/// the work.
+/// connection may stay open. Short on purpose: the parser, the handler and
+/// `ConnectionLifecycle` (the connection's states and deadlines) do the work.
 extension HTTPServer {
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
@@ -22,8 +22,13 @@ extension HTTPServer {
             leaveIdle(connection)
             connection.close()
         }
-        guard await establishTLS(on: connection, deadline: .now + configuration.headerTimeout) else { return }
-        guard let body = await serveRequests(on: connection) else { return }
+        var lifecycle = ConnectionLifecycle<ContinuousClock>(timeouts: .init(configuration), tls: connection.isTLS,
+                                                             now: .now)
+        if case .handshaking(let deadline) = lifecycle.state {
+            guard await establishTLS(on: connection, deadline: deadline) else { return }
+            lifecycle.handle(.handshakeCompleted, now: .now)
+        }
+        guard let body = await serveRequests(on: connection, lifecycle: &lifecycle) else { return }
         // The request loop's frame (parser, request, response head) is gone by
         // now: a stream that lives for hours keeps only what it needs.
         let stream = ResponseStream(connection: connection, chunked: body.chunked)
@@ -33,45 +38,52 @@ extension HTTPServer {
 
     /// Serves requests until the connection closes (nil) or a streaming
     /// response takes it over.
-    private func serveRequests(on connection: Connection) async -> StreamingBody? {
+    private func serveRequests(on connection: Connection,
+                               lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
-        var isFirst = true
         while !Task.isCancelled {
-            guard let request = await nextRequest(on: connection, parser: &parser, isFirst: isFirst) else { return nil }
-            isFirst = false
+            guard let request = await nextRequest(on: connection, parser: &parser, lifecycle: &lifecycle) else {
+                return nil
+            }
             let response = await handler(request)
             switch await respond(to: request, with: response, on: connection) {
-            case .keepAlive: continue
-            case .close: return nil
-            case .stream(let body): return body
+            case .keepAlive:
+                lifecycle.handle(.responded(keepAlive: true), now: .now)
+            case .close:
+                lifecycle.handle(.responded(keepAlive: false), now: .now)
+                return nil
+            case .stream(let body):
+                lifecycle.handle(.streamStarted, now: .now)
+                return body
             }
         }
         return nil
     }
 
-    /// Reads until the parser has a whole request, enforcing the header, idle
-    /// and body deadlines. Nil when the connection should close (EOF, timeout,
+    /// Reads until the parser has a whole request, within the deadlines
+    /// `lifecycle` sets. Nil when the connection should close (EOF, timeout,
     /// refusal already answered, shutdown).
     private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser,
-                             isFirst: Bool) async -> HTTPRequest? {
-        var idle = !parser.hasBufferedBytes
-        if idle && !enterIdle(connection) { return nil }
-        defer { if idle { leaveIdle(connection) } }
-        var headDeadline: ContinuousClock.Instant? = parser.hasBufferedBytes ? .now + configuration.headerTimeout : nil
-        var readingBody = false
+                             lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> HTTPRequest? {
+        lifecycle.handle(.awaitingRequest(midRequest: parser.isMidRequest), now: .now)
+        // Idle connections are listed, so that shutdown can close them at once.
+        var listedIdle = lifecycle.isIdle
+        if listedIdle && !enterIdle(connection) { return nil }
+        defer { if listedIdle { leaveIdle(connection) } }
         while true {
             let event: HTTPParserEvent?
             do {
                 event = try parser.next()
             } catch {
+                lifecycle.handle(.refused, now: .now)
                 await answerAndClose(error.status, error.reason, on: connection)
                 return nil
             }
             switch event {
             case .request(let request):
+                lifecycle.handle(.requestParsed, now: .now)
                 return request
             case .head(let head):
-                readingBody = true
                 if head.expectsContinue && head.version == .http11 {
                     do {
                         try await connection.write(Self.continueBytes, deadline: .now + configuration.writeTimeout)
@@ -79,23 +91,20 @@ extension HTTPServer {
                         return nil
                     }
                 }
+                lifecycle.handle(.headParsed, now: .now)
                 continue
             case nil:
                 break
             }
-            let deadline: ContinuousClock.Instant
-            if readingBody {
-                deadline = .now + configuration.bodyTimeout
-            } else if let headDeadline {
-                deadline = headDeadline
-            } else {
-                deadline = .now + (isFirst ? configuration.headerTimeout : configuration.idleTimeout)
+            guard let deadline = lifecycle.readDeadline else {
+                preconditionFailure("reading a request in \(lifecycle.state)")
             }
             let bytes: [UInt8]
             do {
                 bytes = try await connection.read(deadline: deadline)
             } catch IOWaitError.timedOut {
                 if parser.isMidRequest {
+                    lifecycle.handle(.refused, now: .now)
                     await answerAndClose(.requestTimeout, "request not received in time", on: connection)
                 }
                 return nil
@@ -103,11 +112,11 @@ extension HTTPServer {
                 return nil
             }
             if bytes.isEmpty { return nil }
-            if idle {
+            if listedIdle {
                 leaveIdle(connection)
-                idle = false
+                listedIdle = false
             }
-            if headDeadline == nil { headDeadline = .now + configuration.headerTimeout }
+            lifecycle.handle(.bytesArrived, now: .now)
             parser.append(bytes)
         }
     }
@@ -183,14 +192,14 @@ extension HTTPServer {
         }
     }
 
-    /// A refusal on the wire: the status, a one-line plain-text reason, the
-    /// configured `refusalHeaders`, and `Connection: close`.
-    func refusal(_ status: HTTPStatus, _ reason: String) -> [[UInt8]] {
-        var headers = configuration.refusalHeaders
-        headers.replaceOrAdd(name: "Connection", value: "close")
-        var response = HTTPResponse.text(status, reason, headers: headers)
-        response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
+    /// A refusal on the wire: what the configured `refusal` builds for the status
+    /// and reason, with `extra` fields, `Connection: close`, `Date` and its length.
+    func refusal(_ status: HTTPStatus, _ reason: String, extra: HTTPHeaders = HTTPHeaders()) -> [[UInt8]] {
+        var response = configuration.refusal(status, reason)
         guard case .bytes(let body) = response.body else { return [] }
+        for field in extra { response.head.headers.replaceOrAdd(name: field.name, value: field.value) }
+        response.head.headers.replaceOrAdd(name: "Connection", value: "close")
+        response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
         response.head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
         return [response.head.bytes(version: .http11), body]
     }

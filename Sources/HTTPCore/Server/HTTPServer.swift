@@ -27,7 +27,11 @@ public final class HTTPServer: Sendable {
     private let state = Locked(ServerState())
     private let onAcceptError: @Sendable (SystemError) -> Void
 
-    /// The server's lifecycle; every transition is listed in `ServerState`.
+    /// The server's lifecycle: `ready` (bound) → `running` (accepting) →
+    /// `shuttingDown` (no new connections, idle ones closed) → `stopped` (the
+    /// accept loop and every connection ended). `shutdown()` from `ready` or
+    /// `running` goes straight to `shuttingDown`; a second `shutdown()` and a late
+    /// `run()` do nothing. `ServerState.handle` lists every transition.
     enum Lifecycle {
         case ready
         case running
@@ -35,10 +39,44 @@ public final class HTTPServer: Sendable {
         case stopped
     }
 
+    enum LifecycleEvent {
+        /// `run()` starts accepting.
+        case start
+        /// `shutdown()`.
+        case shutdown
+        /// The accept loop and every connection task ended.
+        case finished
+    }
+
     struct ServerState {
         var lifecycle = Lifecycle.ready
         /// Connections waiting for their next request, closed at once on shutdown.
         var idle: [Int32: Connection] = [:]
+
+        /// Applies `event`; true when it changed the lifecycle (false: nothing to do).
+        mutating func handle(_ event: LifecycleEvent) -> Bool {
+            switch (lifecycle, event) {
+            case (.ready, .start):
+                lifecycle = .running
+            case (.ready, .shutdown), (.running, .shutdown):
+                lifecycle = .shuttingDown
+            case (.running, .finished), (.shuttingDown, .finished):
+                lifecycle = .stopped
+            case (.running, .start), (.shuttingDown, .start), (.stopped, .start),
+                 (.shuttingDown, .shutdown), (.stopped, .shutdown):
+                return false  // run() twice or after shutdown, shutdown twice: harmless
+            case (.ready, .finished), (.stopped, .finished):
+                preconditionFailure("illegal server transition: \(event) in \(lifecycle)")
+            }
+            return true
+        }
+
+        var acceptsConnections: Bool {
+            switch lifecycle {
+            case .ready, .running: return true
+            case .shuttingDown, .stopped: return false
+            }
+        }
     }
 
     /// Binds the listening socket now, so `port` is known before `run()`.
@@ -47,7 +85,6 @@ public final class HTTPServer: Sendable {
                 tls: TLSServerContext? = nil,
                 onAcceptError: @escaping @Sendable (SystemError) -> Void = { _ in },
                 handler: @escaping HTTPHandler) throws {
-        Syscall.ignoreSIGPIPE()
         guard let address = SocketAddress.resolve(host: configuration.host, port: configuration.port) else {
             throw HTTPServerError.badAddress(configuration.host)
         }
@@ -74,12 +111,7 @@ public final class HTTPServer: Sendable {
     }
 
     private func acceptAndServe() async {
-        let started = state.withLock { state -> Bool in
-            guard case .ready = state.lifecycle else { return false }
-            state.lifecycle = .running
-            return true
-        }
-        guard started else { return }
+        guard state.withLock({ $0.handle(.start) }) else { return }
         let reserveStart = Self.reserveStart(limit: Self.descriptorLimit.soft)
         let connections = ConnectionGroups()
         await connections.serve {
@@ -143,7 +175,7 @@ public final class HTTPServer: Sendable {
             }
             listener.close()
         }
-        state.withLock { $0.lifecycle = .stopped }
+        state.withLock { _ = $0.handle(.finished) }
     }
 
     /// Connections accepted in a row before the accept loop lets them run.
@@ -175,12 +207,7 @@ public final class HTTPServer: Sendable {
     /// Stops accepting and closes idle connections. Harmless to call twice.
     public func shutdown() {
         let idle = state.withLock { state -> [Connection] in
-            switch state.lifecycle {
-            case .ready, .running:
-                state.lifecycle = .shuttingDown
-            case .shuttingDown, .stopped:
-                return []
-            }
+            guard state.handle(.shutdown) else { return [] }
             defer { state.idle.removeAll() }
             return Array(state.idle.values)
         }
@@ -189,24 +216,15 @@ public final class HTTPServer: Sendable {
     }
 
     var isShuttingDown: Bool {
-        state.withLock { state in
-            switch state.lifecycle {
-            case .ready, .running: return false
-            case .shuttingDown, .stopped: return true
-            }
-        }
+        state.withLock { !$0.acceptsConnections }
     }
 
     /// Records a connection as waiting for a request; false when shutting down.
     func enterIdle(_ connection: Connection) -> Bool {
         state.withLock { state in
-            switch state.lifecycle {
-            case .ready, .running:
-                state.idle[connection.fd] = connection
-                return true
-            case .shuttingDown, .stopped:
-                return false
-            }
+            guard state.acceptsConnections else { return false }
+            state.idle[connection.fd] = connection
+            return true
         }
     }
 
@@ -220,14 +238,9 @@ public final class HTTPServer: Sendable {
     private func refuse(_ connection: Connection) async {
         defer { connection.close() }
         guard await establishTLS(on: connection, deadline: .now + .seconds(1)) else { return }
-        var headers = configuration.refusalHeaders
-        headers.add(name: "Retry-After", value: "\(configuration.retryAfterSeconds)")
-        headers.add(name: "Connection", value: "close")
-        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        let body = Array("too many connections, retry later\n".utf8)
-        headers.add(name: "Content-Length", value: "\(body.count)")
-        let head = HTTPResponseHead(status: .serviceUnavailable, headers: headers).bytes(version: .http11)
-        try? await connection.write([head, body], deadline: .now + .seconds(1))
+        let answer = refusal(.serviceUnavailable, "too many connections, retry later",
+                             extra: ["Retry-After": "\(configuration.retryAfterSeconds)"])
+        try? await connection.write(answer, deadline: .now + .seconds(1))
     }
 }
 

@@ -20,10 +20,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var writeTimeout: Duration = .seconds(30)
     /// `Retry-After` seconds on the over-capacity `503`.
     public var retryAfterSeconds = 1
-    /// Fields added to every answer the server gives on its own (a refused
-    /// request, `408`, the over-capacity `503`), e.g. the application's CORS
-    /// header, so a browser may read why it was refused.
-    public var refusalHeaders = HTTPHeaders()
+    /// Builds every answer the server gives on its own (a refused request, `408`,
+    /// the over-capacity `503`) from its status and one-line reason, so the
+    /// application's policy (its CORS field, say) holds for those too. The server
+    /// then adds `Connection: close`, `Date`, `Content-Length` and, on the `503`,
+    /// `Retry-After`. By default a plain-text line.
+    public var refusal: @Sendable (HTTPStatus, String) -> HTTPResponse = { status, reason in
+        .text(status, reason)
+    }
 
     public init() {}
 }

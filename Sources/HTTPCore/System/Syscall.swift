@@ -54,7 +54,8 @@ enum Syscall {
 
     /// A TCP socket, born non-blocking and close-on-exec.
     static func tcpSocket(family: Int32) throws(SystemError) -> Int32 {
-        try checked("socket") {
+        sigpipeIgnored
+        return try checked("socket") {
             Glibc.socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         }
     }
@@ -117,16 +118,72 @@ enum Syscall {
         return SocketAddress(storage: storage)?.port ?? 0
     }
 
-    /// Opens a file for reading only (close-on-exec).
-    static func openForReading(_ path: String) throws(SystemError) -> Int32 {
-        try checked("open") { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+    /// Opens a file for reading only (close-on-exec); `flags` are added (`O_NOFOLLOW`, `O_NONBLOCK`).
+    static func openForReading(_ path: String, flags: Int32 = 0) throws(SystemError) -> Int32 {
+        try checked("open") { Glibc.open(path, O_RDONLY | O_CLOEXEC | flags) }
+    }
+
+    /// The status of an open descriptor.
+    static func fileStatus(_ fd: Int32) throws(SystemError) -> stat {
+        var status = stat()
+        _ = try checked("fstat") { Glibc.fstat(fd, &status) }
+        return status
     }
 
     /// Whether the open descriptor is a regular file (not a directory, device…).
     static func isRegularFile(_ fd: Int32) throws(SystemError) -> Bool {
-        var status = stat()
-        _ = try checked("fstat") { Glibc.fstat(fd, &status) }
-        return status.st_mode & S_IFMT == S_IFREG
+        try fileStatus(fd).st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Reads at `offset` without moving the file position; 0 at the end of the file.
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int) throws(SystemError) -> Int {
+        try checked("pread") { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// The canonical absolute path (every symlink followed); nil when it does not resolve.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = Glibc.realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// A pipe whose ends are born non-blocking and close-on-exec.
+    static func pipe() throws(SystemError) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        _ = try checked("pipe2") { cstreams_pipe2(&ends, O_NONBLOCK | O_CLOEXEC) }
+        return (ends[0], ends[1])
+    }
+
+    /// Writes all of `bytes` to a blocking descriptor (standard output or error); gives up on an error.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                try? retrying("write") { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+            }
+            guard case .processed(let count) = written, count > 0 else { return }
+            offset += count
+        }
+    }
+
+    /// Whether `fd` is a terminal.
+    static func isTerminal(_ fd: Int32) -> Bool {
+        Glibc.isatty(fd) != 0
+    }
+
+    /// `CLOCK_MONOTONIC`, in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// User plus system CPU time this process has used, in seconds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// Shuts both directions down; the descriptor stays open (closing is the owner's job).
@@ -182,8 +239,18 @@ enum Syscall {
         return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
     }
 
-    /// `SIGPIPE` would kill the process on a write to a closed socket; we want `EPIPE` instead.
-    static func ignoreSIGPIPE() {
-        _ = signal(SIGPIPE, SIG_IGN)
+    /// Sets the soft open-descriptor limit (at most the hard one); false when refused.
+    static func setDescriptorLimit(soft: UInt64) -> Bool {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return false }
+        limit.rlim_cur = rlim_t(soft)
+        return setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0
     }
+
+    /// `SIGPIPE` would kill the process on a write to a closed socket (ours, or
+    /// OpenSSL's socket BIO); we want `EPIPE` instead. Set once, by the first
+    /// socket the process makes (`tcpSocket`): every connection starts there.
+    private static let sigpipeIgnored: Void = {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }()
 }

@@ -88,9 +88,6 @@ public final class TLSContext: @unchecked Sendable {
 
     /// A context with the settings both sides share.
     private static func makeContext(server: Bool) throws(TLSError) -> OpaquePointer {
-        // OpenSSL's socket BIO writes with write(2): a peer that vanished must
-        // give EPIPE, not kill the process.
-        Syscall.ignoreSIGPIPE()
         OpenSSLErrors.clear()
         guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
             throw .context(reason: OpenSSLErrors.drain())

@@ -1,4 +1,5 @@
 import HTTPCore
+import RedisClient
 
 /// Everything the gateway can be told at start, already validated.
 ///
@@ -47,6 +48,8 @@ struct GatewayConfiguration: Sendable, Equatable {
     var shutdownGrace: Duration = .seconds(2)
     /// Whether each request is logged to standard output.
     var accessLog = false
+    /// The cluster's Redis; nil keeps every topic in this process (the default).
+    var redis: RedisURL? = nil
     /// Path of the PEM certificate (chain); set together with `tlsKey`.
     var tlsCertificate: String? = nil
     /// Path of the PEM private key; set together with `tlsCertificate`.

@@ -1,3 +1,4 @@
+import RedisClient
 /// One setting of the command line: its flag, its environment variable, how
 /// its text becomes a configuration field, and how `--help` shows it.
 ///
@@ -126,6 +127,17 @@ enum GatewayOptions {
                       summary: "Log one line per request to standard output.",
                       defaultText: { $0.accessLog ? "on" : "off" },
                       apply: { config, text throws(ValueProblem) in config.accessLog = try OptionValue.boolean(text) }),
+        GatewayOption(name: "redis", kind: .value(placeholder: "URL"),
+                      summary: "Join a cluster: redis://[[user]:password@]host[:port][/db].",
+                      isSecret: true,
+                      defaultText: { $0.redis.map(\.description) ?? "none (everything in this process)" },
+                      apply: { config, text throws(ValueProblem) in
+                          do throws(RedisURLError) {
+                              config.redis = try RedisURL(parsing: text)
+                          } catch {
+                              throw ValueProblem(expectation: "a URL redis://[[user]:password@]host[:port][/db] (\(error.reason))")
+                          }
+                      }),
         GatewayOption(name: "tls-cert", kind: .value(placeholder: "PATH"),
                       summary: "PEM certificate chain; serve HTTPS (needs --tls-key).",
                       defaultText: { $0.tlsCertificate ?? "none" },

@@ -1,3 +1,5 @@
+import GatewayAPI
+
 /// Why an option's text was refused: what was expected instead. The command
 /// line parser turns it into a `ConfigurationError` naming the option.
 struct ValueProblem: Error, Equatable, Sendable {
@@ -11,9 +13,6 @@ struct ValueProblem: Error, Equatable, Sendable {
 /// pure and never trap, whatever the input; every result lies within the bounds
 /// they were given.
 enum OptionValue {
-    /// The largest duration any option accepts. It keeps deadline arithmetic
-    /// (`now + duration`) far from overflow while allowing any sane setting.
-    static let maximumDuration: Duration = .seconds(720 * 3600)
     /// The largest size any option accepts: request parts are held in memory.
     static let maximumSize = 1 << 30
 
@@ -29,52 +28,20 @@ enum OptionValue {
         return value
     }
 
-    /// A duration: `500ms`, `15s`, `2m`, `1h`, or a plain number of seconds;
-    /// the number may have a fraction (`1.5s`, `0.25`). Zero is accepted only
-    /// when `allowZero`; a non-zero duration must be at least 1 ms.
+    /// A duration as `DurationText` reads it; zero only when `allowZero`.
     static func duration(_ text: String, allowZero: Bool) throws(ValueProblem) -> Duration {
         let expectation = allowZero
             ? "expected a duration such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"
             : "expected a duration above zero such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"
-        if text.hasPrefix("-") { throw ValueProblem(expectation: "\(expectation) (it must not be negative)") }
-
-        let units: [(suffix: String, nanoseconds: Int64)] = [
-            ("ms", 1_000_000), ("s", 1_000_000_000), ("m", 60_000_000_000), ("h", 3_600_000_000_000),
-        ]
-        var number = Substring(text)
-        var unit: Int64 = 1_000_000_000
-        for candidate in units where text.hasSuffix(candidate.suffix) {
-            number = number.dropLast(candidate.suffix.count)
-            unit = candidate.nanoseconds
-            break
-        }
-        let parts = number.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, isDigits(whole.utf8),
-              parts.count == 1 || (isDigits(parts[1].utf8) && parts[1].utf8.count <= 9)
-        else { throw ValueProblem(expectation: expectation) }
-
-        // Whole part, then the fraction scaled by the unit, all in nanoseconds.
-        guard let wholeValue = Int64(whole) else { throw ValueProblem(expectation: expectation) }
-        var (nanoseconds, overflow) = wholeValue.multipliedReportingOverflow(by: unit)
-        if parts.count == 2 {
-            let digits = parts[1]
-            var scale: Int64 = 1
-            for _ in digits { scale *= 10 }
-            let fraction = Int64(digits) ?? 0
-            // unit ≤ 3.6e12 and fraction < 1e9: compute exactly in two steps.
-            let fractional = fraction * (unit / scale) + (fraction * (unit % scale)) / scale
-            let sum = nanoseconds.addingReportingOverflow(fractional)
-            nanoseconds = sum.partialValue
-            overflow = overflow || sum.overflow
-        }
-        let duration = Duration.nanoseconds(nanoseconds)
-        guard !overflow, duration <= maximumDuration else { throw ValueProblem(expectation: expectation) }
-        if duration == .zero {
-            guard allowZero else { throw ValueProblem(expectation: expectation) }
-        } else if duration < .milliseconds(1) {
+        do {
+            return try DurationText.parse(text, allowZero: allowZero)
+        } catch .negative {
+            throw ValueProblem(expectation: "\(expectation) (it must not be negative)")
+        } catch .underOneMillisecond {
             throw ValueProblem(expectation: "\(expectation) (at least 1ms)")
+        } catch {
+            throw ValueProblem(expectation: expectation)
         }
-        return duration
     }
 
     /// A size in bytes, at least 1 and at most `maximumSize`: a plain number of
@@ -127,16 +94,9 @@ enum OptionValue {
         return text
     }
 
-    /// `duration` in the largest unit that shows it exactly: `15s`, `5m`, `500ms`.
+    /// `duration` as `--help` shows it: `15s`, `5m`, `500ms`.
     static func format(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        if attoseconds == 0 {
-            if seconds != 0, seconds % 3600 == 0 { return "\(seconds / 3600)h" }
-            if seconds != 0, seconds % 60 == 0 { return "\(seconds / 60)m" }
-            return "\(seconds)s"
-        }
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return "\(milliseconds)ms"
+        DurationText.format(duration)
     }
 
     /// `bytes` with the largest binary unit that shows it exactly: `64KiB`, `1MiB`.

@@ -7,7 +7,6 @@ import StreamHub
 struct MetricsHandler: Sendable {
     let engine: any StreamEngine
     let counters: ConnectionCounters
-    let corsOrigin: String
     let descriptorLimit: UInt64
 
     func respond() async -> HTTPResponse {
@@ -52,8 +51,7 @@ struct MetricsHandler: Sendable {
                      help: "TLS connections closed before their handshake completed.",
                      value: counters.tlsHandshakeFailures.load(ordering: .relaxed))
         text.gauge("sse_gateway_open_files_limit", help: "The process's open-descriptor limit.", value: descriptorLimit)
-        var headers: HTTPHeaders = ["Content-Type": PrometheusText.contentType]
-        headers.add(name: "Access-Control-Allow-Origin", value: corsOrigin)
-        return HTTPResponse(status: .ok, headers: headers, body: Array(text.text.utf8))
+        return HTTPResponse(status: .ok, headers: ["Content-Type": PrometheusText.contentType],
+                            body: Array(text.text.utf8))
     }
 }

@@ -1,3 +1,4 @@
+import GatewayAPI
 import HTTPCore
 import StreamHub
 
@@ -16,23 +17,21 @@ struct SubscribeHandler: Sendable {
     let retryFrame: [UInt8]
     let headers: HTTPHeaders
 
-    init(engine: any StreamEngine, retryMilliseconds: Int, corsOrigin: String) {
+    init(engine: any StreamEngine, retryMilliseconds: Int) {
         self.engine = engine
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
-        var headers: HTTPHeaders = [
+        headers = [
             "Content-Type": "text/event-stream",
             "Cache-Control": "no-cache",
             "X-Accel-Buffering": "no",
         ]
-        headers.add(name: "Access-Control-Allow-Origin", value: corsOrigin)
-        self.headers = headers
     }
 
-    func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> HTTPResponse {
+    func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
         if request.head.method == "HEAD" {
             // The headers of the stream, without subscribing: the server sends
             // only the head of a streaming answer to HEAD.
-            return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in })
+            return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in }))
         }
         let lastEventID = channel == .events ? LastEventID.parse(request.head.headers["Last-Event-ID"]) : nil
         let subscription: Subscription
@@ -40,12 +39,11 @@ struct SubscribeHandler: Sendable {
             subscription = try await engine.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
         } catch {
             // Nothing is subscribed; EventSource retries by itself after an error status.
-            var refusal: HTTPHeaders = ["Retry-After": "1"]
-            refusal.add(name: "Access-Control-Allow-Origin", value: headers["Access-Control-Allow-Origin"] ?? "*")
-            return .text(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable", headers: refusal)
+            return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
+                            headers: ["Retry-After": "1"])
         }
         let retryFrame = retryFrame
-        return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { stream in
+        return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { stream in
             subscription.onFinish { reason in
                 // A subscriber that fell behind may be stuck in a write to a
                 // client that does not read: end the connection now.
@@ -66,6 +64,6 @@ struct SubscribeHandler: Sendable {
             } catch {
                 // The client went away mid-write; the subscription is cancelled above.
             }
-        })
+        }))
     }
 }

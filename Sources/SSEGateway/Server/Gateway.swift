@@ -1,6 +1,8 @@
 import Dispatch
+import GatewayAPI
 import Glibc
 import HTTPCore
+import StreamCluster
 import StreamHub
 
 /// The running gateway: one hub, one HTTP server, a ticker for heartbeats and
@@ -35,7 +37,14 @@ final class Gateway: Sendable {
         hubConfiguration.replayCount = configuration.replayCount
         hubConfiguration.replayMaxAge = configuration.replayMaxAge
         // On the loop's thread, with the connections that publish and subscribe.
-        let engine: any StreamEngine = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
+        let engine: any StreamEngine
+        if let redis = configuration.redis {
+            var cluster = ClusterConfiguration(redis: redis, hub: hubConfiguration)
+            cluster.log = { Log.info($0) }
+            engine = ClusterEngine(configuration: cluster, executor: EventLoop.shared.actorExecutor)
+        } else {
+            engine = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
+        }
         self.engine = engine
 
         let limit = DescriptorLimit.raiseToHard()
@@ -48,22 +57,21 @@ final class Gateway: Sendable {
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.bodyTimeout = configuration.bodyTimeout
         serverConfiguration.maxConnections = configuration.maxConnections ?? Gateway.defaultMaxConnections(limit)
-        // A browser publishing cross-origin must be able to read a 413 or 400 from the HTTP layer too.
-        serverConfiguration.refusalHeaders = ["Access-Control-Allow-Origin": configuration.corsOrigin]
+        // One policy for every answer: the handlers' replies and the HTTP layer's own refusals.
+        let policy = ResponsePolicy(corsOrigin: configuration.corsOrigin)
+        serverConfiguration.refusal = { status, reason in policy.refusal(status, reason) }
 
         let counters = ConnectionCounters()
-        let cors = configuration.corsOrigin
         let router = Router(
-            subscribe: SubscribeHandler(engine: engine, retryMilliseconds: configuration.retryMilliseconds, corsOrigin: cors),
-            publish: PublishHandler(engine: engine, token: configuration.publishToken.map(PublishToken.init), corsOrigin: cors),
-            metrics: MetricsHandler(engine: engine, counters: counters, corsOrigin: cors, descriptorLimit: limit),
-            files: StaticFiles(root: configuration.publicDirectory),
-            corsOrigin: cors)
+            subscribe: SubscribeHandler(engine: engine, retryMilliseconds: configuration.retryMilliseconds),
+            publish: PublishHandler(engine: engine, token: configuration.publishToken.map(PublishToken.init)),
+            metrics: MetricsHandler(engine: engine, counters: counters, descriptorLimit: limit),
+            files: StaticFiles(root: configuration.publicDirectory))
         let accessLog = configuration.accessLog
         server = try HTTPServer(configuration: serverConfiguration, counters: counters, tls: tls,
                                 onAcceptError: { error in Log.error("accept: \(error); backing off") },
                                 handler: { request in
-                                    let response = await router.respond(to: request)
+                                    let response = policy.finish(await router.respond(to: request))
                                     if accessLog {
                                         Log.info("\(request.head.method) \(request.head.target) \(response.head.status.code)")
                                     }
@@ -156,55 +164,26 @@ final class Gateway: Sendable {
     }
 }
 
-/// The pipe the C signal handler writes signal numbers to (the self-pipe
-/// trick). Process-wide, created before any handler is installed, and never
-/// closed: a handler may run at any moment, and must not write to a
-/// descriptor number that was closed and reused.
-private let signalPipe: (read: Int32, write: Int32) = {
-    var ends: [Int32] = [-1, -1]
-    // Created at start-up, before anything else holds descriptors: failing here means the
-    // process cannot shut down cleanly at all, so it stops with the reason.
-    guard pipe(&ends) == 0 else { fatalError("pipe for signal delivery failed: errno \(errno)") }
-    for end in ends {
-        // Non-blocking: a handler never blocks on a full pipe, the reader never waits.
-        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-    }
-    return (ends[0], ends[1])
-}()
-
 /// Delivers POSIX signals as calls on a dispatch queue, never in a signal handler.
 /// Owned by `Gateway.run()` and used only there.
 ///
-/// The handler is installed synchronously with `signal()` and only writes the
-/// signal's number to `signalPipe`; a dispatch read source turns bytes into
-/// calls. So from the moment `init` returns no signal is lost or fatal, even
-/// one that arrives before the read source is registered (the byte waits in
-/// the pipe). Dispatch signal sources were not: they set up their handler
-/// asynchronously, and `SIG_IGN` in the meantime dropped the signal.
+/// The handlers are installed synchronously (`SignalPipe`) and only write the
+/// signal's number to a pipe; a dispatch read source turns bytes into calls. So
+/// from the moment `init` returns no signal is lost or fatal, even one that
+/// arrives before the read source is registered (the byte waits in the pipe).
+/// Dispatch signal sources were not: they set up their handler asynchronously,
+/// and `SIG_IGN` in the meantime dropped the signal.
 final class SignalWatcher {
     private let source: any DispatchSourceRead
 
     init(signals: [Int32], handler: @escaping @Sendable (String) -> Void) {
-        let pipe = signalPipe
         let queue = DispatchQueue(label: "sse-gateway.signals")
-        source = DispatchSource.makeReadSource(fileDescriptor: pipe.read, queue: queue)
+        source = DispatchSource.makeReadSource(fileDescriptor: SignalPipe.readDescriptor, queue: queue)
         source.setEventHandler {
-            var number: UInt8 = 0
-            while read(pipe.read, &number, 1) == 1 {
-                handler(SignalWatcher.name(of: Int32(number)))
-            }
+            for number in SignalPipe.drain() { handler(SignalWatcher.name(of: number)) }
         }
         source.resume()
-        for number in signals {
-            signal(number) { number in
-                // Async-signal-safe only: write(2), and errno restored.
-                let saved = errno
-                var byte = UInt8(truncatingIfNeeded: number)
-                _ = write(signalPipe.write, &byte, 1)
-                errno = saved
-            }
-        }
+        SignalPipe.install(signals)
     }
 
     /// Stops delivering calls. The handlers stay installed (a late signal is

@@ -1,5 +1,5 @@
 import Dispatch
-import Glibc
+import GatewayAPI
 import HTTPCore
 
 /// Serves files of one directory, refusing every path that leaves it.
@@ -16,15 +16,6 @@ import HTTPCore
 /// Blocking file calls run on one concurrent dispatch queue, never on Swift's
 /// cooperative pool. Reads are short and bounded, so they are not cancelled.
 struct StaticFiles: Sendable {
-    /// A complete response. `headers` already hold the right `Content-Length`
-    /// (the file's size for `HEAD`, none for `304`); the writer sends them as they
-    /// are and then exactly `body`.
-    struct Response: Sendable {
-        var status: HTTPStatus
-        var headers: HTTPHeaders
-        var body: [UInt8]
-    }
-
     /// The root's `realpath`, resolved once; nil when the root does not exist (all `404`).
     let root: String?
     /// Where the blocking `realpath`/`open`/`fstat`/`pread` calls run.
@@ -32,25 +23,15 @@ struct StaticFiles: Sendable {
 
     /// Resolves `root` with `realpath` once (blocking: call at startup).
     init(root: String) {
-        if let resolved = realpath(root, nil) {
-            self.root = String(cString: resolved)
-            free(resolved)
-        } else {
-            self.root = nil
-        }
+        self.root = FileSystem.realPath(root)
         queue = DispatchQueue(label: "streams.static-files", attributes: .concurrent)
     }
 
     /// Answers a `GET` or `HEAD` of `rawPath` (the path still percent-encoded, without the query).
-    /// Other methods get `405` with `Allow: GET, HEAD`.
-    func respond(method: String, rawPath: String, requestHeaders: HTTPHeaders) async -> Response {
+    /// A `200` to `HEAD` carries the file's `Content-Length` and no body.
+    func respond(method: String, rawPath: String, requestHeaders: HTTPHeaders) async -> Reply {
         let isHead = method == "HEAD"
-        guard isHead || method == "GET" else {
-            var response = Self.textResponse(.methodNotAllowed, "method not allowed\n", isHead: false)
-            response.headers.add(name: "Allow", value: "GET, HEAD")
-            return response
-        }
-        guard let root, let path = StaticPath(rawPath: rawPath) else { return Self.notFound(isHead: isHead) }
+        guard let root, let path = StaticPath(rawPath: rawPath) else { return Self.notFound }
 
         let conditions = ConditionalRequest(headers: requestHeaders)
         let load = await onQueue {
@@ -58,7 +39,7 @@ struct StaticFiles: Sendable {
                 !isHead && !conditions.isNotModified(info)
             }
         }
-        guard case let .found(info, servedName, body) = load else { return Self.notFound(isHead: isHead) }
+        guard case let .found(info, servedName, body) = load else { return Self.notFound }
 
         var headers = HTTPHeaders()
         headers.add(name: "ETag", value: info.etag)
@@ -66,11 +47,11 @@ struct StaticFiles: Sendable {
         headers.add(name: "Cache-Control", value: "no-cache")
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         if conditions.isNotModified(info) {
-            return Response(status: .notModified, headers: headers, body: [])
+            return .response(HTTPResponse(status: .notModified, headers: headers))
         }
         headers.add(name: "Content-Type", value: ContentTypes.forFileName(servedName))
         headers.add(name: "Content-Length", value: String(body?.count ?? info.size))
-        return Response(status: .ok, headers: headers, body: body ?? [])
+        return .response(HTTPResponse(status: .ok, headers: headers, body: body ?? []))
     }
 
     /// Runs blocking work on the file queue and resumes the caller with its result.
@@ -80,19 +61,9 @@ struct StaticFiles: Sendable {
         }
     }
 
-    private static func notFound(isHead: Bool) -> Response {
-        textResponse(.notFound, "not found\n", isHead: isHead)
-    }
-
-    /// A one-line plain-text answer; for `HEAD`, the same headers and no body.
-    private static func textResponse(_ status: HTTPStatus, _ text: String, isHead: Bool) -> Response {
-        let bytes = Array(text.utf8)
-        let headers: HTTPHeaders = [
-            "Content-Type": "text/plain; charset=utf-8",
-            "Content-Length": String(bytes.count),
-            "Cache-Control": "no-cache",
-            "X-Content-Type-Options": "nosniff",
-        ]
-        return Response(status: status, headers: headers, body: isHead ? [] : bytes)
-    }
+    /// Every refused path, whatever the reason (the reason is not told: it would map the tree).
+    private static let notFound = Reply.refused(.notFound, "not found", headers: [
+        "Cache-Control": "no-cache",
+        "X-Content-Type-Options": "nosniff",
+    ])
 }

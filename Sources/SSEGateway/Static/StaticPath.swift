@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// A request path turned into a path below the static root, or refused.
 ///
 /// Works on the percent-encoded path as sent, one segment at a time, so an
@@ -32,37 +34,12 @@ struct StaticPath: Sendable, Equatable {
     /// The segments joined with `/`: a path relative to the root ("" for the root itself).
     var relative: String { segments.joined(separator: "/") }
 
-    /// Percent-decodes one segment and checks what it decodes to.
+    /// Percent-decodes one segment (`PercentDecoding`) and checks what it decodes to.
     private static func decodeSegment(_ encoded: ArraySlice<UInt8>) -> String? {
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(encoded.count)
-        var index = encoded.startIndex
-        while index < encoded.endIndex {
-            var byte = encoded[index]
-            if byte == UInt8(ascii: "%") {
-                guard index + 2 < encoded.endIndex,
-                      let high = hexValue(encoded[index + 1]),
-                      let low = hexValue(encoded[index + 2])
-                else { return nil }
-                byte = high << 4 | low
-                index += 3
-            } else {
-                index += 1
-            }
-            // `/` would add a level, NUL would cut the C path, control bytes have no business in a file name.
-            guard byte != UInt8(ascii: "/"), byte >= 0x20, byte != 0x7F else { return nil }
-            decoded.append(byte)
-        }
+        guard let decoded = PercentDecoding.decode(String(decoding: encoded, as: UTF8.self)) else { return nil }
+        // `/` would add a level, NUL would cut the C path, control bytes have no business in a file name.
+        guard decoded.allSatisfy({ $0 != UInt8(ascii: "/") && $0 >= 0x20 && $0 != 0x7F }) else { return nil }
         guard let first = decoded.first, first != UInt8(ascii: ".") else { return nil }
         return String(validating: decoded, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

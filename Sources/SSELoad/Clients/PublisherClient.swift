@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// One publisher, run as one task: a keep-alive connection on which it POSTs
 /// timestamped payloads to the topics in turn (publisher p's k-th publish goes
 /// to topic (p + k) % topics), paced by `Pacer`, one request in flight.

@@ -1,3 +1,4 @@
+import GatewayAPI
 import StreamHub
 
 /// What the command line asks for: a run, or the help text.
@@ -65,7 +66,7 @@ enum LoadCommandLine {
                     + "at most \(LoadConfiguration.maxSubscribers) (the process has 20,000 descriptors); "
                     + "run several sse-load processes for more")
             }
-        case "topics": configuration.topics = try integer(value, flag, 1...100_000)
+        case "topics": configuration.topics = try integer(value, flag, 1...LoadConfiguration.maxTopics)
         case "channel":
             guard let channel = Channel(rawValue: value) else {
                 throw LoadUsageError(message: "\(flag) must be 'events' or 'state', not '\(value)'")
@@ -86,8 +87,10 @@ enum LoadCommandLine {
         case "connect-timeout": configuration.connectTimeout = try duration(value, flag, allowZero: false)
         case "settle": configuration.settle = try duration(value, flag, allowZero: true)
         case "topic-prefix":
-            guard TopicPrefix.isValid(value) else {
-                throw LoadUsageError(message: "\(flag) '\(value)' is not a topic name: use 1 to 180 bytes of "
+            // Room for the largest `/<index>`: every name the run builds must be a topic name.
+            guard TopicName.isValid(decoded: value + "/\(LoadConfiguration.maxTopics)") else {
+                throw LoadUsageError(message: "\(flag) '\(value)' is not a topic name: use up to "
+                    + "\(TopicName.maximumBytes - 1 - "\(LoadConfiguration.maxTopics)".count) bytes of "
                     + "A-Z a-z 0-9 . _ ~ - and single '/' between segments")
             }
             configuration.topicPrefix = value
@@ -112,7 +115,7 @@ enum LoadCommandLine {
     }
 
     private static func duration(_ text: String, _ flag: String, allowZero: Bool) throws(LoadUsageError) -> Duration {
-        guard let value = DurationText.parse(text), allowZero || value > .zero else {
+        guard let value = try? DurationText.parse(text, allowZero: allowZero) else {
             throw LoadUsageError(message: "\(flag) must be a duration like 500ms, 30s or 2m"
                 + (allowZero ? "" : " (more than zero)") + ", not '\(text)'")
         }

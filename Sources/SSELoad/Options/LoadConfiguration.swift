@@ -43,6 +43,12 @@ struct LoadConfiguration: Sendable, Equatable {
     static let maxSubscribers = 19_000
     /// The most publishers (their index is packed in 16 bits of a delivery tag).
     static let maxPublishers = 256
+    /// The most topics one run spreads over.
+    static let maxTopics = 100_000
+
+    /// Descriptors a run needs: one per connection plus a reserve for the
+    /// event loop, standard streams and the runtime.
+    var descriptorsNeeded: UInt64 { UInt64(subscribers + publishers + 64) }
 
     /// The topic name of topic `index`.
     func topicName(_ index: Int) -> String { "\(topicPrefix)/\(index)" }

@@ -1,3 +1,5 @@
+import GatewayAPI
+
 /// One command-line option: its flag, what its value looks like (nil for a
 /// switch), what it does, and its default as `--help` shows it.
 struct LoadOption: Sendable {
@@ -30,13 +32,13 @@ struct LoadOption: Sendable {
             "\($0.publishLimit ?? 0)"
         },
         LoadOption(name: "duration", placeholder: "DURATION",
-                   summary: "How long to publish (or hold, with no publishers).") { DurationText.text($0.duration) },
+                   summary: "How long to publish (or hold, with no publishers).") { DurationText.format($0.duration) },
         LoadOption(name: "ramp", placeholder: "DURATION",
-                   summary: "Spread the subscribers' connects over this time.") { DurationText.text($0.ramp) },
+                   summary: "Spread the subscribers' connects over this time.") { DurationText.format($0.ramp) },
         LoadOption(name: "connect-timeout", placeholder: "DURATION",
-                   summary: "Time a subscriber has to connect and get its head.") { DurationText.text($0.connectTimeout) },
+                   summary: "Time a subscriber has to connect and get its head.") { DurationText.format($0.connectTimeout) },
         LoadOption(name: "settle", placeholder: "DURATION",
-                   summary: "Longest wait for in-flight deliveries after publishing.") { DurationText.text($0.settle) },
+                   summary: "Longest wait for in-flight deliveries after publishing.") { DurationText.format($0.settle) },
         LoadOption(name: "topic-prefix", placeholder: "NAME",
                    summary: "Topic names are <prefix>/<i>.") { $0.topicPrefix },
         LoadOption(name: "stall-after", placeholder: "N",

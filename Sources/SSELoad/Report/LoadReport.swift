@@ -1,3 +1,4 @@
+import HTTPCore
 import StreamHub
 
 /// The outcome of a run, every figure final: what `--json` prints as one line

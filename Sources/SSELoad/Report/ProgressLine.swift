@@ -1,4 +1,5 @@
-import Glibc
+import GatewayAPI
+import HTTPCore
 
 /// The live progress line on a terminal: once a second, redrawn in place with
 /// `\r`, the subscribers connected so far, deliveries per second over the last
@@ -31,31 +32,16 @@ enum ProgressLine {
     }
 
     /// Whether standard output is a terminal.
-    static var isTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+    static var isTerminal: Bool { StandardStreams.outputIsTerminal }
 
     private static func draw(_ text: String) {
-        Descriptor.write(text, to: STDOUT_FILENO)
-    }
-}
-
-/// Unbuffered writes to a standard descriptor (C's `stdout` and `stderr`
-/// globals are shared mutable state to Swift 6).
-enum Descriptor {
-    static func write(_ text: String, to fd: Int32) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
+        StandardStreams.writeOutput(text)
     }
 }
 
 /// Messages for standard error, one line each.
 enum StandardError {
     static func write(_ line: String) {
-        Descriptor.write(line + "\n", to: STDERR_FILENO)
+        StandardStreams.writeError(line + "\n")
     }
 }

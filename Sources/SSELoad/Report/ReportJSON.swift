@@ -1,3 +1,5 @@
+import GatewayAPI
+
 /// `--json`: the report as one line of JSON with snake_case keys, for scripts.
 ///
 /// Promises: one line, keys always present and in a fixed order; times in

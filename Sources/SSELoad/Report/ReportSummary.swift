@@ -1,3 +1,5 @@
+import GatewayAPI
+
 /// The report for people: a few aligned lines, figures rounded for reading.
 extension LoadReport {
     var summary: String {
@@ -6,7 +8,7 @@ extension LoadReport {
         var lines = [
             "sse-load \(c.target) — \(Self.count(c.subscribers, "subscriber")) on \(Self.count(c.topics, "topic")) "
                 + "(/\(c.channel.rawValue)), \(Self.count(c.publishers, "publisher")) at \(rate), "
-                + "\(c.size)-byte payloads, \(DurationText.text(c.duration))",
+                + "\(c.size)-byte payloads, \(DurationText.format(c.duration))",
         ]
         var connect = "\(connectionsEstablished) established, \(connectionsFailed) failed"
         if let connectSeconds { connect += ", last after \(Self.number(connectSeconds)) s" }

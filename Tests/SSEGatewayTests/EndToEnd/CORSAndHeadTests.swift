@@ -26,11 +26,12 @@ struct CORSAndHeadTests {
         }
     }
 
-    /// A configured origin replaces `*` on subscriptions, publishes, errors (those of the HTTP layer too) and preflights.
-    @Test(arguments: Transport.allCases)
-    func configuredOriginIsSent(_ transport: Transport) async throws {
+    /// A configured origin replaces `*` on subscriptions, publishes, errors (those of the HTTP layer too) and
+    /// preflights, in process and in the real executable alike.
+    @Test(arguments: GatewayRun.allCases, Transport.allCases)
+    func configuredOriginIsSent(_ run: GatewayRun, _ transport: Transport) async throws {
         let origin = "https://example.com"
-        try await withGateway(over: transport, { $0.corsOrigin = origin; $0.maxBodyBytes = 8 }) { gateway in
+        try await withGateway(run, over: transport, arguments: ["--cors-origin", origin, "--max-body", "8"]) { gateway in
             let stream = try await gateway.subscribe("/events/x")
             defer { stream.close() }
             #expect(stream.head.headers["Access-Control-Allow-Origin"] == origin)

@@ -11,7 +11,7 @@ struct PublishReplyTests {
     @Test(arguments: Transport.allCases)
     func replyCarriesIdAndSubscriberCount(_ transport: Transport) async throws {
         try await withGateway(over: transport) { gateway in
-            var streams: [SSEStream] = []
+            var streams: [SSETestClient] = []
             defer { streams.forEach { $0.close() } }
             for _ in 0..<3 { streams.append(try await gateway.subscribe("/events/r")) }
             for _ in 0..<2 { streams.append(try await gateway.subscribe("/state/r")) }

@@ -141,7 +141,7 @@ struct StreamingTests {
     @Test(arguments: Transport.allCases)
     func vanishedSubscribersLeaveTheGauges(_ transport: Transport) async throws {
         try await withGateway(over: transport) { gateway in
-            var streams: [SSEStream] = []
+            var streams: [SSETestClient] = []
             for i in 0..<200 { streams.append(try await gateway.subscribe(i % 2 == 0 ? "/events/churn" : "/state/churn")) }
             #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"events\"}", toBe: 100, within: 2) == 100)
             for stream in streams { stream.close() }
@@ -184,7 +184,7 @@ struct StreamingTests {
     /// Shutting the gateway down ends every open stream cleanly.
     @Test(arguments: Transport.allCases)
     func shutdownEndsStreams(_ transport: Transport) async throws {
-        let gateway = try RunningGateway(over: transport)
+        let gateway = try await RunningGateway.start(over: transport)
         let a = try await gateway.subscribe("/events/bye")
         let b = try await gateway.subscribe("/state/bye")
         defer { a.close(); b.close() }

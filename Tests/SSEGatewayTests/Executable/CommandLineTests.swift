@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HTTPCore
 import Testing
+import TestSupport
 
 /// The executable's command line: help, bad flags, the environment, start failures.
 @Suite(.serialized)
@@ -26,6 +27,9 @@ struct CommandLineTests {
         (["--port"], ["--port", "needs a value"]),
         (["--max-connections", "0"], ["--max-connections", "'0'"]),
         (["--heartbeat", "soon"], ["--heartbeat", "'soon'"]),
+        (["--redis", "http://127.0.0.1:6379"], ["--redis", "redis://"]),
+        (["--redis", "redis://127.0.0.1:notaport"], ["--redis", "port"]),
+        (["--redis", "redis://127.0.0.1:6379/x"], ["--redis", "database"]),
     ])
     func badFlagExitsTwoNamingIt(arguments: [String], named: [String]) async throws {
         let run = try await runToExit(gatewayBinary, arguments)
@@ -51,7 +55,7 @@ struct CommandLineTests {
         do {
             #expect(gateway.port != 8080)
             #expect(gateway.child.stderr.text.contains("max connections 7"), "\(gateway.child.stderr.text)")
-            let (stream, head) = try await RawSSEStream.open(port: gateway.port, target: "/events/env")
+            let (stream, head) = try await SSETestClient.connect(port: gateway.port, target: "/events/env")
             defer { stream.close() }
             #expect(head?.status == 200)
             #expect(try await stream.retry() == 1234)
@@ -65,7 +69,7 @@ struct CommandLineTests {
     /// A flag wins over its environment variable.
     @Test func flagWinsOverEnvironment() async throws {
         try await withGatewayProcess(["--retry-ms", "500"], environment: ["SSE_GATEWAY_RETRY_MS": "1234"]) { gateway in
-            let (stream, _) = try await RawSSEStream.open(port: gateway.port, target: "/events/env")
+            let (stream, _) = try await SSETestClient.connect(port: gateway.port, target: "/events/env")
             defer { stream.close() }
             #expect(try await stream.retry() == 500)
         }

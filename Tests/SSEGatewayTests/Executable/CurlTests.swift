@@ -31,7 +31,7 @@ struct CurlTests {
                 // curl goes away: the gateway notices and drops the subscriber.
                 subscriber.send(SIGTERM)
                 #expect(await subscriber.waitForExit(upTo: 10) != nil)
-                #expect(try await gateway.waitForMetric(#"sse_gateway_subscribers{channel="state"}"#, toBe: 0, upTo: 5) == 0)
+                #expect(try await gateway.waitForMetric(#"sse_gateway_subscribers{channel="state"}"#, toBe: 0, within: 5) == 0)
             } catch {
                 await subscriber.stop()
                 throw error

@@ -21,11 +21,11 @@ struct DescriptorLimitTests {
 
             // Subscribe until one gets no response head: the kernel completed its
             // handshake, but the gateway has no descriptor to accept it with.
-            var streams: [RawSSEStream] = []
+            var streams: [SSETestClient] = []
             defer { for stream in streams { stream.close() } }
-            var waiting: RawSSEStream?
+            var waiting: SSETestClient?
             for _ in 0..<200 where waiting == nil {
-                let (stream, quickHead) = try await RawSSEStream.open(port: gateway.port, target: "/events/fd", headWithin: 2)
+                let (stream, quickHead) = try await SSETestClient.connect(port: gateway.port, target: "/events/fd", headWithin: 2)
                 var head = quickHead
                 // No head yet: out of descriptors (then a back-off was counted), or only slow.
                 if head == nil, try await backoffs(via: control) == 0 {
@@ -85,7 +85,7 @@ struct DescriptorLimitTests {
             defer { control.close() }
             try await control.request("GET", "/healthz")
             #expect(try await control.response(deadline: .now + .seconds(10)).status == 200)
-            var streams: [RawSSEStream] = []
+            var streams: [SSETestClient] = []
             defer { for stream in streams { stream.close() } }
             for _ in 0..<4 {
                 let (stream, head) = try await gateway.openStream("/events/cap")
@@ -115,7 +115,7 @@ struct DescriptorLimitTests {
     /// `/metrics` over an open keep-alive connection (a new one may not be accepted).
     private func metrics(via control: HTTPClient) async throws -> [String: Double] {
         try await control.request("GET", "/metrics")
-        return parseMetrics(try await control.response(deadline: .now + .seconds(10)).text)
+        return MetricsText.parse(try await control.response(deadline: .now + .seconds(10)).text)
     }
 
     private func backoffs(via control: HTTPClient) async throws -> Double {

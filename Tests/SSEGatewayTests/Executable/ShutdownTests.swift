@@ -13,7 +13,7 @@ struct ShutdownTests {
     func signalEndsEveryStreamAndExitsZero(signal: Int32, transport: Transport) async throws {
         try await withGatewayProcess(over: transport) { gateway in
             _ = try await gateway.publish("/state/news", "s1")
-            var streams: [RawSSEStream] = []
+            var streams: [SSETestClient] = []
             defer { for stream in streams { stream.close() } }
             for index in 0..<20 {
                 let target = index.isMultiple(of: 2) ? "/events/news" : "/state/news"
@@ -23,9 +23,9 @@ struct ShutdownTests {
                 #expect(head?.headers["Transfer-Encoding"] == "chunked")
             }
             // Every stream is live: state ones replay s1, events ones get e1.
-            #expect(try await gateway.publish("/events/news", "e1") == PublishReply(id: "1", subscribers: 10))
+            #expect(try await gateway.publishReply("/events/news", "e1") == PublishReply(id: "1", subscribers: 10))
             for (index, stream) in streams.enumerated() {
-                #expect(try await stream.next().data == (index.isMultiple(of: 2) ? "e1" : "s1"))
+                #expect(try await stream.nextEvent().data == (index.isMultiple(of: 2) ? "e1" : "s1"))
             }
 
             gateway.child.send(signal)
@@ -34,7 +34,7 @@ struct ShutdownTests {
             #expect(took < .seconds(2), "exit took \(took)")
 
             for stream in streams {
-                #expect(await stream.ending(upTo: 5) == .terminatedThenEOF)
+                #expect(await stream.ending(upTo: 5) == .terminated)
             }
             let log = await gateway.child.stderr.finish(upTo: 5)
             let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"

@@ -105,8 +105,8 @@ struct TLSStartupTests {
             gateway.child.send(SIGHUP)
             #expect(await gateway.child.stderr.wait(upTo: 10) { $0.contains("reloaded the TLS certificate") })
             #expect(try await servedSerial() == TestCertificates.secondSerial)
-            #expect(try await gateway.publish("/events/hup", "still here") == PublishReply(id: "1", subscribers: 1))
-            #expect(try await stream.next().data == "still here")
+            #expect(try await gateway.publishReply("/events/hup", "still here") == PublishReply(id: "1", subscribers: 1))
+            #expect(try await stream.nextEvent().data == "still here")
 
             try Data("broken".utf8).write(to: URL(fileURLWithPath: key))
             gateway.child.send(SIGHUP)

@@ -1,9 +1,11 @@
 import Glibc
 import HTTPCore
 import StreamHub
+import TestSupport
 
-/// An SSE subscriber of the reliability tests that checks every event as it is
-/// parsed (by `LFEventScanner`: these tests read megabytes), so nothing needs to be kept: ids are decimal and each is the previous
+/// An SSE subscriber of the reliability tests: an `SSETestClient` (decoding with
+/// `LFEventScanner`: these tests read megabytes) whose events are checked as they
+/// arrive, so nothing needs to be kept: ids are decimal and each is the previous
 /// plus one (`/events`) or larger than it (`/state`, where superseded values are
 /// skipped), and `check` (if any) accepts the event's data. The first problem is
 /// kept in `problem`; reading goes on. Used from one task.
@@ -15,122 +17,69 @@ final class CheckedStream {
         case increasing
     }
 
-    /// How the response ended.
-    enum Ending: Equatable {
-        /// The chunked terminator, then EOF: the server ended the stream cleanly.
-        case terminated
-        /// EOF or a reset without the terminator (a cut: overflow, or the grace ran out).
-        case cut(String)
-        /// Nothing ended it within the wait.
-        case stillOpen
-    }
-
-    let client: HTTPClient
+    let stream: SSETestClient
     let order: IDOrder
     /// Checks one event's data given its id; returns a problem, or nil if fine.
     private let check: ((UInt64, String) -> String?)?
     /// Told the event count after every read that completed events.
     private let onEvents: ((Int) -> Void)?
-    private var scanner = LFEventScanner()
     private(set) var first: UInt64?
     private(set) var last: UInt64?
     private(set) var lastData: String?
     private(set) var count = 0
     private(set) var problem: String?
-    private(set) var ended = false
 
-    private init(client: HTTPClient, order: IDOrder, check: ((UInt64, String) -> String?)?,
+    private init(stream: SSETestClient, order: IDOrder, check: ((UInt64, String) -> String?)?,
                  onEvents: ((Int) -> Void)? = nil) {
-        self.client = client
+        self.stream = stream
         self.order = order
         self.check = check
         self.onEvents = onEvents
+        stream.onEvents = { [unowned self] events in
+            for event in events { accept(event) }
+            self.onEvents?(count)
+        }
     }
 
-    /// Connects (over TLS with `tls`, the handshake included in the wait), sends
-    /// `GET target` and waits for the response head, which must be a `200`.
+    var client: HTTPClient { stream.client }
+    var ended: Bool { stream.ended }
+
+    /// Connects (over TLS with `tls`), sends `GET target` and waits for the response
+    /// head, which must be a `200`.
     static func open(port: Int, target: String, order: IDOrder, headWithin seconds: Double = 10,
-                     tls: TLSClientContext? = nil, check: ((UInt64, String) -> String?)? = nil,
+                     tls: TLSClientContext? = nil, headers: [(String, String)] = [],
+                     check: ((UInt64, String) -> String?)? = nil,
                      onEvents: ((Int) -> Void)? = nil) async throws -> CheckedStream {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        let client = try await HTTPClient.connect(port: port, deadline: deadline, tls: tls)
-        let stream = CheckedStream(client: client, order: order, check: check, onEvents: onEvents)
-        do {
-            try await client.request("GET", target, headers: [("Accept", "text/event-stream")])
-            try await stream.readHead(deadline: deadline, target: target)
-        } catch {
-            client.close()
-            throw error
+        let (stream, head) = try await SSETestClient.connect(port: port, target: target, headers: headers, tls: tls,
+                                                             headWithin: seconds, decoding: .lineScan)
+        guard let head, head.status == 200 else {
+            stream.close()
+            throw HarnessFailure("\(target): " + (head.map { "status \($0.status)" } ?? "no response head"))
         }
-        return stream
+        return CheckedStream(stream: stream, order: order, check: check, onEvents: onEvents)
     }
 
     /// Connects (over TLS with `tls`) and sends `GET target` without waiting for
     /// anything more (to leave before the head).
     static func sendOnly(port: Int, target: String, tls: TLSClientContext? = nil) async throws -> CheckedStream {
-        let client = try await HTTPClient.connect(port: port, deadline: .now + .seconds(10), tls: tls)
-        try await client.request("GET", target, headers: [("Accept", "text/event-stream")])
-        return CheckedStream(client: client, order: .increasing, check: nil)
-    }
-
-    private func readHead(deadline: ContinuousClock.Instant, target: String) async throws {
-        guard case .head(let head)? = try await client.nextEvent(deadline: deadline) else {
-            throw HarnessFailure("\(target): the connection ended without a response head")
-        }
-        guard head.status == 200 else { throw HarnessFailure("\(target): status \(head.status)") }
+        let (stream, _) = try await SSETestClient.connect(port: port, target: target, tls: tls, headWithin: nil,
+                                                          decoding: .lineScan)
+        return CheckedStream(stream: stream, order: .increasing, check: nil)
     }
 
     /// Reads until at least `count` events arrived in all; false if the stream ended or `seconds` passed first.
     func read(count target: Int, within seconds: Double) async throws -> Bool {
-        try await read(within: seconds) { self.count >= target }
+        try await stream.read(within: seconds) { self.count >= target }
     }
 
     /// Reads until the event with id `id` (or a later one) arrived; false if the stream ended or `seconds` passed first.
     func read(throughID id: UInt64, within seconds: Double) async throws -> Bool {
-        try await read(within: seconds) { (self.last ?? 0) >= id }
-    }
-
-    private func read(within seconds: Double, until done: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while !done() {
-            if ended { return false }
-            do {
-                switch try await client.nextEvent(deadline: deadline) {
-                case .body(let bytes): feed(bytes)
-                case .head, .end, nil: ended = true
-                }
-            } catch IOWaitError.timedOut {
-                return false
-            }
-        }
-        return true
+        try await stream.read(within: seconds) { (self.last ?? 0) >= id }
     }
 
     /// Reads (checking events) until the response ends, up to `seconds`.
-    func readToEnd(within seconds: Double) async -> Ending {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        do {
-            while true {
-                switch try await client.nextEvent(deadline: deadline) {
-                case .body(let bytes): feed(bytes)
-                case .head: return .cut("a second response head")
-                case nil: return .cut("EOF before the chunked terminator")
-                case .end:
-                    let after = try await client.connection.read(deadline: deadline)
-                    return after.isEmpty ? .terminated : .cut("bytes after the terminator")
-                }
-            }
-        } catch IOWaitError.timedOut {
-            return .stillOpen
-        } catch {
-            return .cut("\(error)")
-        }
-    }
-
-    private func feed(_ bytes: [UInt8]) {
-        let events = scanner.feed(bytes)
-        for event in events { accept(event) }
-        if !events.isEmpty { onEvents?(count) }
+    func readToEnd(within seconds: Double) async -> SSEEnding {
+        await stream.ending(upTo: seconds)
     }
 
     private func accept(_ event: SSEEvent) {
@@ -158,23 +107,17 @@ final class CheckedStream {
         lastData = event.data
     }
 
-    /// Leaves as a well-behaved client does: a FIN (`shutdown(SHUT_WR)`), then
-    /// reading what is still coming until the server closes its side, then close.
-    /// The ending tells whether the server noticed within `seconds`.
-    func leaveGracefully(within seconds: Double) async -> Ending {
-        Glibc.shutdown(client.connection.fd, Int32(SHUT_WR))
-        let ending = await readToEnd(within: seconds)
-        client.close()
-        return ending
+    /// Leaves as a well-behaved client does (a FIN, then reading until the server closes).
+    func leaveGracefully(within seconds: Double) async -> SSEEnding {
+        await stream.leaveGracefully(within: seconds)
     }
 
     /// Leaves abruptly: a reset (`SO_LINGER` 0), whatever is unread.
     func leaveAbruptly() {
-        client.connection.setResetOnClose()
-        client.close()
+        stream.leaveAbruptly()
     }
 
-    func close() { client.close() }
+    func close() { stream.close() }
 }
 
 /// A keep-alive publishing connection (over TLS with `tls`): one `POST` at a

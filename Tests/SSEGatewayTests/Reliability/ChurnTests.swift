@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 extension Reliability {
     /// Subscribers that come and go by the thousand while publishers run.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// The `sse-load` executable, run as a child process so its thousands of
 /// subscribers and its publishers load the machine, not this test process's

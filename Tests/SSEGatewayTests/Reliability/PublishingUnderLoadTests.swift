@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 extension Reliability {
     /// Publishers posting as fast as they can to many subscribers.

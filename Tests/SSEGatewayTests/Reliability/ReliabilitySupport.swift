@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HTTPCore
 import Testing
+import TestSupport
 
 /// The reliability tests: churn, stalled readers, publishing and shutdown under
 /// load, each against the real `sse-gateway` executable. One suite, serialized

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 extension Reliability {
     /// SIGTERM in the middle of everything.
@@ -20,7 +21,7 @@ extension Reliability {
             try await withGatewayProcess { gateway in
                 let port = gateway.port
                 // Readers on both channels, reading until their stream ends.
-                let endings = SharedValue<[CheckedStream.Ending]>([])
+                let endings = SharedValue<[SSEEnding]>([])
                 let readersOpen = Counter()
                 let readerTasks = (0..<Self.readers).map { index in
                     Task {

@@ -1,5 +1,6 @@
 import HTTPCore
 import StreamHub
+import TestSupport
 
 /// A subscriber that sends its request and then reads nothing, not even the
 /// response head, until the test drains it.
@@ -10,18 +11,6 @@ import StreamHub
 /// the chunked framing without keeping the body — only its last `keep` bytes,
 /// from which the final events are parsed. Used from one task.
 final class StalledStream {
-    /// How a drain ended.
-    enum Ending: Equatable {
-        /// The chunked terminator, then EOF: the server ended the stream cleanly.
-        case terminated
-        /// EOF or a reset without the terminator.
-        case cut(String)
-        /// The last event that arrived has the id the caller waited for.
-        case reached
-        /// None of the above within the wait.
-        case stillOpen
-    }
-
     private enum Framing {
         case head
         case size
@@ -66,7 +55,7 @@ final class StalledStream {
 
     /// Reads everything, up to `seconds`, until the stream ends or the last
     /// event has the id `lastID` (checked after every read: it costs one event).
-    func drain(within seconds: Double, untilLastID lastID: UInt64? = nil) async -> Ending {
+    func drain(within seconds: Double, untilLastID lastID: UInt64? = nil) async -> SSEEnding {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let readSize = 256 * 1024
         do {
@@ -185,10 +174,10 @@ extension [StalledStream] {
     /// Drains every stream (see `StalledStream.drain`), 25 at a time: one after
     /// the other, 200 sockets holding megabytes each would take seconds of
     /// round trips. Each stream is used by one task only.
-    func drainAll(within seconds: Double, untilLastID lastID: UInt64? = nil) async -> [StalledStream.Ending] {
+    func drainAll(within seconds: Double, untilLastID lastID: UInt64? = nil) async -> [SSEEnding] {
         nonisolated(unsafe) let streams = self
-        return await withTaskGroup(of: (Int, StalledStream.Ending).self, returning: [StalledStream.Ending].self) { group in
-            var endings = [StalledStream.Ending](repeating: .stillOpen, count: streams.count)
+        return await withTaskGroup(of: (Int, SSEEnding).self, returning: [SSEEnding].self) { group in
+            var endings = [SSEEnding](repeating: .stillOpen, count: streams.count)
             var next = 0
             func start() {
                 let index = next

@@ -3,6 +3,7 @@ import HTTPCore
 import StreamHub
 import Testing
 @testable import SSEGateway
+import TestSupport
 
 /// How long a test waits on the gateway before calling it a failure. Generous: every
 /// suite of the package runs at once in one process, on two pool threads of a loaded
@@ -34,7 +35,7 @@ extension RunningGateway {
     }
 
     /// The first event of `stream` is `id` with `data`: whatever was refused before reached no one.
-    func expectFirstEvent(_ stream: SSEStream, id: String, data: String, event: String? = nil,
+    func expectFirstEvent(_ stream: SSETestClient, id: String, data: String, event: String? = nil,
                           sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let first = try await stream.next(within: 10)
         #expect(first == SSEEvent(id: id, event: event, data: data), sourceLocation: sourceLocation)

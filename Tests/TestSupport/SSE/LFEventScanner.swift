@@ -10,7 +10,7 @@ import StreamHub
 /// gateway never writes CR, and if it did the id check of the tests would see
 /// an id ending in CR and fail. `SSEParserTests` check `SSEParser` against the
 /// spec, and the end-to-end tests check the gateway's frames with it.
-struct LFEventScanner {
+public struct LFEventScanner {
     /// The end of the last read that did not end a line.
     private var partial: [UInt8] = []
     private var lastEventID: String?
@@ -19,8 +19,10 @@ struct LFEventScanner {
     private var data: [UInt8] = []
     private var hasData = false
 
+    public init() {}
+
     /// Consumes `bytes`; returns the events they complete, in order.
-    mutating func feed(_ bytes: [UInt8]) -> [SSEEvent] {
+    public mutating func feed(_ bytes: [UInt8]) -> [SSEEvent] {
         var events: [SSEEvent] = []
         let input = partial.isEmpty ? bytes : partial + bytes
         partial = []

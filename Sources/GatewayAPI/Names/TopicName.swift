@@ -1,14 +1,16 @@
+import HTTPCore
+
 /// Why a topic or event name was refused. `reason` is the one-line plain-text
 /// body of the `400` answer; it never echoes the client's bytes back.
-struct TopicError: Error, Equatable, Sendable {
+public struct TopicError: Error, Equatable, Sendable {
     /// What was being validated; it names the thing in `reason`.
-    enum Subject: Sendable, Equatable {
+    public enum Subject: Sendable, Equatable {
         case topic
         case eventName
     }
 
     /// The rule that was broken.
-    enum Problem: Error, Sendable, Equatable {
+    public enum Problem: Error, Sendable, Equatable {
         /// Nothing after `/state/` or `/events/`, or an empty `?event=`.
         case empty
         /// `a//b`, a leading or a trailing `/`.
@@ -25,11 +27,16 @@ struct TopicError: Error, Equatable, Sendable {
         case tooLong
     }
 
-    let subject: Subject
-    let problem: Problem
+    public let subject: Subject
+    public let problem: Problem
+
+    public init(subject: Subject, problem: Problem) {
+        self.subject = subject
+        self.problem = problem
+    }
 
     /// One line for the `400` body, e.g. "topic has an empty segment".
-    var reason: String {
+    public var reason: String {
         let what = subject == .topic ? "topic" : "event name"
         switch problem {
         case .empty: return "\(what) is empty"
@@ -56,12 +63,12 @@ struct TopicError: Error, Equatable, Sendable {
 /// RFC 3986 says such escapes are equivalent to the character itself, so
 /// `/events/%41` and `/events/A` are the same topic. Escapes are decoded once:
 /// `%2541` is the bytes `%41`, refused for the `%`.
-enum TopicName {
+public enum TopicName {
     /// The longest accepted name, in decoded bytes.
-    static let maximumBytes = 200
+    public static let maximumBytes = 200
 
     /// Validates `remainder`, the raw path after `/state/` or `/events/`.
-    static func parse(rawPath remainder: Substring) -> Result<String, TopicError> {
+    public static func parse(rawPath remainder: Substring) -> Result<String, TopicError> {
         func fail(_ problem: TopicError.Problem) -> Result<String, TopicError> {
             .failure(TopicError(subject: .topic, problem: problem))
         }
@@ -82,6 +89,12 @@ enum TopicName {
         if name.count > maximumBytes { return fail(.tooLong) }
         return .success(String(decoding: name, as: UTF8.self))
     }
+
+    /// True when `name`, taken as already decoded (a `%` is just a refused byte),
+    /// is a topic name: what a client that builds names, such as `sse-load`, checks.
+    public static func isValid(decoded name: String) -> Bool {
+        !name.utf8.contains(UInt8(ascii: "%")) && (try? parse(rawPath: Substring(name)).get()) != nil
+    }
 }
 
 /// The SSE event type a publisher names with `?event=<name>`.
@@ -90,8 +103,8 @@ enum TopicName {
 /// `TopicName.maximumBytes` bytes of `A-Z a-z 0-9 . _ ~ -`, not `.` or `..` —
 /// so it can never break an `event:` line. The input is the raw query value;
 /// percent-escapes are decoded once, as for topics, and the decoded name is returned.
-enum EventName {
-    static func validate(_ name: String) -> Result<String, TopicError> {
+public enum EventName {
+    public static func validate(_ name: String) -> Result<String, TopicError> {
         func fail(_ problem: TopicError.Problem) -> Result<String, TopicError> {
             .failure(TopicError(subject: .eventName, problem: problem))
         }
@@ -110,7 +123,7 @@ enum EventName {
 /// One raw segment (no `/` in it) decoded and checked against the segment rules.
 private func validateSegment(_ raw: Substring) -> Result<[UInt8], TopicError.Problem> {
     if raw.isEmpty { return .failure(.emptySegment) }
-    guard let bytes = decodePercentEscapes(raw) else { return .failure(.malformedEscape) }
+    guard let bytes = PercentDecoding.decode(raw) else { return .failure(.malformedEscape) }
     if bytes.contains(UInt8(ascii: "/")) { return .failure(.encodedSlash) }
     if bytes == [UInt8(ascii: ".")] || bytes == [UInt8(ascii: "."), UInt8(ascii: ".")] {
         return .failure(.dotSegment)
@@ -129,32 +142,4 @@ private func isUnreserved(_ byte: UInt8) -> Bool {
     default:
         return false
     }
-}
-
-/// Decodes `%XX` escapes (either hex case) once; other bytes pass through.
-/// Nil when a `%` is not followed by two hex digits. `+` is not a space here.
-/// A stand-in for `HTTPCore.PercentDecoding.decode`, to be swapped for it.
-private func decodePercentEscapes(_ text: Substring) -> [UInt8]? {
-    func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
-    var out: [UInt8] = []
-    out.reserveCapacity(text.utf8.count)
-    var iterator = text.utf8.makeIterator()
-    while let byte = iterator.next() {
-        guard byte == UInt8(ascii: "%") else {
-            out.append(byte)
-            continue
-        }
-        guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-            return nil
-        }
-        out.append(high << 4 | low)
-    }
-    return out
 }

@@ -1,15 +1,14 @@
 import Foundation
 import Glibc
 import Locking
-import TestSupport
 
 /// Everything a child writes to one pipe, read on a thread of its own so the
 /// child never blocks on a full pipe. The thread ends at EOF (the child exited).
-final class PipeCollector: Sendable {
+public final class PipeCollector: Sendable {
     private let state = Locked<(bytes: [UInt8], closed: Bool)>(([], false))
 
     /// Takes ownership of the pipe's reading end.
-    init(reading descriptor: Int32) {
+    public init(reading descriptor: Int32) {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         let thread = Thread { [self] in
             // read(2) itself, not `availableData`: that traps on EINTR, which a
@@ -26,10 +25,10 @@ final class PipeCollector: Sendable {
         thread.start()
     }
 
-    var text: String { state.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
+    public var text: String { state.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
 
     /// Polls until `predicate` holds for the text so far, or `seconds` pass; true if it held.
-    func wait(upTo seconds: Double, until predicate: (String) -> Bool) async -> Bool {
+    public func wait(upTo seconds: Double, until predicate: (String) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while true {
             let (text, closed) = state.withLock { (String(decoding: $0.bytes, as: UTF8.self), $0.closed) }
@@ -40,7 +39,7 @@ final class PipeCollector: Sendable {
     }
 
     /// Waits for EOF (every writer gone) and returns the whole text.
-    func finish(upTo seconds: Double) async -> String {
+    public func finish(upTo seconds: Double) async -> String {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while !state.withLock({ $0.closed }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -54,16 +53,16 @@ final class PipeCollector: Sendable {
 /// `Spawn`). A thread of its own waits for the exit, so the end is seen and
 /// timed even while the cooperative pool is busy.
 /// `stop()` (SIGKILL if still running, then reap) must run on every path.
-final class ChildProcess: Sendable {
-    let pid: Int32
-    let stdout: PipeCollector
-    let stderr: PipeCollector
+public final class ChildProcess: Sendable {
+    public let pid: Int32
+    public let stdout: PipeCollector
+    public let stderr: PipeCollector
     private let clock: ExitClock
 
     /// Starts `executable` with `arguments`; `environment` is added to this
     /// process's environment less every `SSE_GATEWAY_*` variable, so an outer
     /// setting cannot leak into a test.
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SSE_GATEWAY_") }
         merged.merge(environment) { _, new in new }
         let out = try Spawn.pipe()
@@ -92,9 +91,9 @@ final class ChildProcess: Sendable {
         thread.start()
     }
 
-    var isRunning: Bool { clock.ending == nil }
+    public var isRunning: Bool { clock.ending == nil }
 
-    func send(_ signal: Int32) {
+    public func send(_ signal: Int32) {
         guard isRunning else { return }
         clock.signalled()
         _ = kill(pid, signal)
@@ -103,16 +102,16 @@ final class ChildProcess: Sendable {
     /// Time from the last `send` to the child's end, as the waiting thread saw
     /// it (so a busy cooperative pool in this process does not inflate it);
     /// nil until both happened.
-    var timeFromSignalToExit: Duration? { clock.elapsed }
+    public var timeFromSignalToExit: Duration? { clock.elapsed }
 
     /// How the child ended, once it has: `.exit(status)` or `.signal(number)`.
-    enum Ending: Equatable, Sendable {
+    public enum Ending: Equatable, Sendable {
         case exit(Int32)
         case signal(Int32)
     }
 
     /// Waits up to `seconds` for the child to end; nil if it is still running.
-    func waitForExit(upTo seconds: Double) async -> Ending? {
+    public func waitForExit(upTo seconds: Double) async -> Ending? {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while true {
             if let ending = clock.ending { return ending }
@@ -122,7 +121,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Kills the child if it still runs and waits until it is reaped. Harmless twice.
-    func stop() async {
+    public func stop() async {
         send(SIGKILL)
         _ = await waitForExit(upTo: 10)
     }
@@ -153,7 +152,7 @@ final class ExitClock: Sendable {
 }
 
 /// Runs a short-lived child to its end (killing it past `seconds`): its ending and output.
-func runToExit(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+public func runToExit(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                upTo seconds: Double = 10) async throws -> (ending: ChildProcess.Ending?, stdout: String, stderr: String) {
     let child = try ChildProcess(executable, arguments, environment: environment)
     let ending = await child.waitForExit(upTo: seconds)

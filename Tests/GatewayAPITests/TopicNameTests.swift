@@ -1,5 +1,5 @@
+import GatewayAPI
 import Testing
-@testable import SSEGateway
 
 struct TopicNameTests {
     private static let x200 = String(repeating: "x", count: 200)

@@ -1,0 +1,67 @@
+import HTTPCore
+import StreamHub
+
+/// The route table of API.md: which method and path reach which part of the gateway.
+///
+/// Promises: `match` is pure and total; every request gets exactly one route. A path
+/// under `/state/` or `/events/` (or either alone) is a channel path whatever its
+/// topic: a bad topic is `badTopic` (`400`), a method other than `GET`, `HEAD`,
+/// `POST` or `OPTIONS` is `methodNotAllowed` (`405` with `Allow`). Every other path
+/// is read-only (`GET`, `HEAD`, `OPTIONS`). `OPTIONS` is a CORS preflight anywhere.
+/// Topics are validated here, before any handler runs.
+public enum Route: Equatable, Sendable {
+    /// `GET` or `HEAD /state/<topic>` and `/events/<topic>`.
+    case subscribe(Channel, topic: String)
+    /// `POST /state/<topic>` and `/events/<topic>`.
+    case publish(Channel, topic: String)
+    /// `OPTIONS` on any path; `allow` lists the path's methods.
+    case preflight(allow: String)
+    /// A method the path does not take; `allow` lists those it does.
+    case methodNotAllowed(allow: String)
+    /// A channel path whose topic breaks the rules of `TopicName`.
+    case badTopic(TopicError)
+    /// `GET /healthz`: the process is up.
+    case health
+    /// `GET /readyz`: the engine takes publishes and subscriptions.
+    case ready
+    /// `GET /metrics`.
+    case metrics
+    /// Any other `GET` or `HEAD`: a file of `public/`.
+    case file
+
+    /// The methods of `/state/…` and `/events/…`.
+    public static let channelMethods = "GET, HEAD, POST, OPTIONS"
+    /// The methods of every other path.
+    public static let readMethods = "GET, HEAD, OPTIONS"
+
+    /// The route of `method` on `rawPath` (the path still percent-encoded, without the query).
+    public static func match(method: String, rawPath path: String) -> Route {
+        if let (channel, remainder) = channelPath(path) {
+            if method == "OPTIONS" { return .preflight(allow: channelMethods) }
+            guard method == "GET" || method == "HEAD" || method == "POST" else {
+                return .methodNotAllowed(allow: channelMethods)
+            }
+            switch TopicName.parse(rawPath: remainder) {
+            case .failure(let failure): return .badTopic(failure)
+            case .success(let topic):
+                return method == "POST" ? .publish(channel, topic: topic) : .subscribe(channel, topic: topic)
+            }
+        }
+        if method == "OPTIONS" { return .preflight(allow: readMethods) }
+        guard method == "GET" || method == "HEAD" else { return .methodNotAllowed(allow: readMethods) }
+        switch path {
+        case "/healthz": return .health
+        case "/readyz": return .ready
+        case "/metrics": return .metrics
+        default: return .file
+        }
+    }
+
+    /// `/state/<rest>` or `/events/<rest>`, with the raw remainder after the prefix.
+    static func channelPath(_ path: String) -> (Channel, Substring)? {
+        if path.hasPrefix("/state/") { return (.state, path.dropFirst("/state/".count)) }
+        if path.hasPrefix("/events/") { return (.events, path.dropFirst("/events/".count)) }
+        if path == "/state" || path == "/events" { return (path == "/state" ? .state : .events, "") }
+        return nil
+    }
+}

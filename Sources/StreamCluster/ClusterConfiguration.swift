@@ -1,0 +1,35 @@
+import RedisClient
+import StreamHub
+
+/// How a gateway joins a cluster. Every gateway of one cluster must use the same
+/// replay settings (`hub`), since they share one replay window per topic.
+public struct ClusterConfiguration: Sendable {
+    /// The Redis every gateway of the cluster uses.
+    public var redis: RedisURL
+    /// The local hub's limits; the replay count and age also bound Redis's windows.
+    public var hub: HubConfiguration
+    /// Longest wait for a publish's script (a POST answers 503 past it, well within a second).
+    public var commandTimeout: Duration = .milliseconds(750)
+    /// Longest wait for a connection to Redis, and between two reconnect attempts.
+    public var connectTimeout: Duration = .seconds(1)
+    /// Longest wait for this gateway's copy of a topic to reach what Redis held when
+    /// a subscriber arrived, before the topic is synced again from Redis.
+    public var fenceTimeout: Duration = .seconds(1)
+    /// This gateway's name in the cluster (subscriber counts, probes): random per process.
+    public var gatewayID: String
+    /// Where the engine reports its link's changes (connected, lost, back).
+    public var log: @Sendable (String) -> Void = { _ in }
+
+    /// The replay age in whole milliseconds (at least 1), as Redis takes it.
+    var replayMaxAgeMilliseconds: Int64 {
+        let (seconds, attoseconds) = hub.replayMaxAge.components
+        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+
+    public init(redis: RedisURL, hub: HubConfiguration = HubConfiguration()) {
+        self.redis = redis
+        self.hub = hub
+        var generator = SystemRandomNumberGenerator()
+        gatewayID = String(generator.next() as UInt64, radix: 16)
+    }
+}

@@ -1,0 +1,240 @@
+import Locking
+import RedisClient
+import StreamHub
+import Synchronization
+
+/// The Redis engine: several gateway processes given the same Redis are one gateway
+/// to clients (API.md, "A cluster of gateways on Redis").
+///
+/// Ids, state values and replay windows live in Redis, written by one Lua script
+/// per publish (`ClusterScripts.publish`) that assigns the id, stores the value and
+/// announces it on the topic's pub/sub channel. Each gateway follows the topics its
+/// subscribers want (`FollowedTopic`): subscribed to their channels, with its own
+/// `Hub` as a mirror that fans each message out to the local subscribers (one
+/// pub/sub message per topic per gateway). A new subscriber first waits for its
+/// fence: the mirror must hold at least the ids Redis held when it arrived, so it
+/// starts no older than anything acknowledged to a publisher anywhere.
+///
+/// While Redis is unreachable: publishes and new subscriptions throw `.unavailable`
+/// (503), open subscriptions stay with their heartbeats; once Redis is back every
+/// followed topic syncs from where its mirror stands (missed events from the
+/// window, or a `gap`). Ids never go backwards: a Redis that came back empty gets
+/// the mirrors' ids as floors.
+///
+/// Runs on the executor it is given (the event loop's, with the hub and the
+/// connections), so its calls into the hub cost no thread hop.
+public actor ClusterEngine: StreamEngine {
+    let configuration: ClusterConfiguration
+    let hub: Hub
+    private nonisolated let executor: any SerialExecutor
+    private nonisolated let readyFlag = Atomic<Bool>(false)
+    private nonisolated let reconnectCount = Atomic<UInt64>(0)
+    /// The generation of the link in use (0: none), readable where a connection's
+    /// close is reported, so readiness drops the moment a connection does.
+    private nonisolated let liveGeneration = Atomic<UInt64>(0)
+
+    /// The connections in use, while Redis answers.
+    var link: RedisLink?
+    /// Counts links made; messages of an older link's subscriber are ignored.
+    var linkGeneration: UInt64 = 0
+    var followed: [String: FollowedTopic] = [:]
+    var isShutdown = false
+    /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
+    var scriptHashes: [String: String] = [:]
+    /// Subscriber counts last written to Redis, per topic.
+    var writtenCounts: [String: (state: Int, events: Int)] = [:]
+    /// Topics whose UNSUBSCRIBE is not confirmed yet: a new SUBSCRIBE of one waits for it.
+    var unsubscribing: Set<String> = []
+    var probesSent: UInt64 = 0
+    var probesSeen: UInt64 = 0
+    /// Rings the worker (SUBSCRIBEs and syncs to send); holds at most one ring.
+    nonisolated let doorbell: AsyncStream<Void>
+    nonisolated let doorbellRinger: AsyncStream<Void>.Continuation
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
+
+    public nonisolated var counters: HubCounters { hub.counters }
+
+    public nonisolated var isReady: Bool { readyFlag.load(ordering: .acquiring) }
+
+    public nonisolated var metrics: [EngineMetric] {
+        [
+            EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers, else 0.",
+                         kind: .gauge, value: isReady ? 1 : 0),
+            EngineMetric(name: "sse_gateway_redis_reconnects_total",
+                         help: "Connections to Redis made again after one was lost.",
+                         kind: .counter, value: reconnectCount.load(ordering: .relaxed)),
+        ]
+    }
+
+    /// - Parameter executor: where the engine and its hub run (the gateway gives its
+    ///   event loop's); nil for a serial queue of their own.
+    public init(configuration: ClusterConfiguration, executor: (any SerialExecutor)? = nil) {
+        let executor = executor ?? QueueExecutor(label: "streams.cluster")
+        self.configuration = configuration
+        self.hub = Hub(configuration: configuration.hub, executor: executor)
+        self.executor = executor
+        (doorbell, doorbellRinger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func setReady(_ ready: Bool, generation: UInt64) {
+        liveGeneration.store(ready ? generation : 0, ordering: .releasing)
+        readyFlag.store(ready, ordering: .releasing)
+    }
+
+    /// A connection of link `generation` closed: not ready from now on (the
+    /// monitor then tears the link down and reconnects).
+    nonisolated func connectionClosed(generation: UInt64) {
+        if liveGeneration.load(ordering: .acquiring) == generation {
+            readyFlag.store(false, ordering: .releasing)
+        }
+    }
+
+    func countReconnect() {
+        reconnectCount.add(1, ordering: .relaxed)
+    }
+
+    // MARK: - StreamEngine
+
+    public func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription {
+        guard !isShutdown else { return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID) }
+        guard let link, isReady else { throw .unavailable }
+        follow(topic)
+        followed[topic]?.pendingSubscribers += 1
+        defer { followed[topic]?.pendingSubscribers -= 1 }
+        // The fence: what Redis holds now. The mirror must reach it first.
+        let keys = ClusterKeys(topic: topic)
+        let fence: RedisValue
+        do {
+            fence = try await link.command.command(["HMGET", keys.ids, "state", "events"],
+                                                   timeout: configuration.commandTimeout)
+        } catch {
+            throw .unavailable
+        }
+        let ids = fence.array ?? []
+        let state = UInt64(max(0, ids.first?.integer ?? 0))
+        let events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
+        guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
+        return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+    }
+
+    public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
+        guard !isShutdown else { throw .shutdown }
+        guard let link, isReady, link.command.isOpen else { throw .unavailable }
+        let keys = ClusterKeys(topic: topic)
+        // This gateway's floor: ids never go backwards for its subscribers.
+        let held = await hub.lastIDs(topic: topic)
+        let floor = channel == .state ? held.state : held.events
+        let arguments: [[UInt8]] = [
+            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(floor).utf8),
+            Array(String(configuration.hub.replayCount).utf8),
+            Array(String(configuration.replayMaxAgeMilliseconds).utf8),
+            keys.channel, Array(ClusterKeys.gatewayPrefix.utf8), Array(configuration.gatewayID.utf8),
+        ]
+        let reply: RedisValue
+        do {
+            reply = try await runScript("publish", ClusterScripts.publish, link: link,
+                                        keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
+                                        arguments: arguments)
+        } catch {
+            throw .unavailable
+        }
+        guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
+              let subscribers = parts[1].integer else { throw .unavailable }
+        counters.published(channel)
+        // Other gateways' subscribers as they last wrote them (at most a second old),
+        // this gateway's own as they are now.
+        let local = await hub.subscriberCount(topic: topic, channel: channel)
+        return PublishResult(id: UInt64(id), subscribers: Int(max(0, subscribers)) + local)
+    }
+
+    public func snapshot() async -> HubSnapshot {
+        await hub.snapshot()
+    }
+
+    public func sendHeartbeats(idleFor: Duration) async {
+        await hub.sendHeartbeats(idleFor: idleFor)
+    }
+
+    public func shutdown() async {
+        guard !isShutdown else { return }
+        isShutdown = true
+        setReady(false, generation: 0)
+        for name in Array(followed.keys) {
+            for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
+        }
+        doorbellRinger.finish()
+        if let link {
+            // Leave the count at once rather than when the liveness key expires.
+            _ = try? await link.command.command(["DEL", ClusterKeys.gatewayPrefix + configuration.gatewayID],
+                                                timeout: .milliseconds(200))
+            link.close()
+        }
+        link = nil
+        await hub.shutdown()
+    }
+
+    // MARK: - Following topics
+
+    /// Starts following `topic` if this gateway does not yet.
+    func follow(_ topic: String) {
+        guard followed[topic] == nil else { return }
+        followed[topic] = FollowedTopic()
+        doorbellRinger.yield()
+    }
+
+    /// Waits until the mirror holds at least the given ids; false when Redis went
+    /// away meanwhile (or the topic could not be brought there).
+    private func reachFence(topic: String, state: UInt64, events: UInt64) async -> Bool {
+        if let entry = followed[topic], entry.phase == .live, entry.holds(state: state, events: events) {
+            return true
+        }
+        guard followed[topic] != nil else { return false }
+        return await withCheckedContinuation { continuation in
+            followed[topic]?.waiters.append(FollowedTopic.Waiter(
+                state: state, events: events, deadline: .now + configuration.fenceTimeout, resume: continuation))
+        }
+    }
+
+    /// Resumes the topic's waiters whose fence is reached.
+    func resumeWaiters(_ topic: String) {
+        guard let waiters = followed[topic]?.takeSatisfiedWaiters() else { return }
+        for waiter in waiters { waiter.resume.resume(returning: true) }
+    }
+
+    /// Waiters past their deadline: the first time, the topic syncs again from Redis
+    /// (a message may have been lost on the way); the second, the subscriber is refused.
+    func expireWaiters(now: ContinuousClock.Instant) {
+        for name in Array(followed.keys) {
+            guard var entry = followed[name], entry.waiters.contains(where: { $0.deadline < now }) else { continue }
+            var failed: [FollowedTopic.Waiter] = []
+            var resync = false
+            entry.waiters = entry.waiters.compactMap { waiter in
+                guard waiter.deadline < now else { return waiter }
+                if waiter.extended {
+                    failed.append(waiter)
+                    return nil
+                }
+                var extended = waiter
+                extended.extended = true
+                extended.deadline = now + configuration.fenceTimeout
+                resync = true
+                return extended
+            }
+            if resync { entry.resync() }
+            followed[name] = entry
+            for waiter in failed { waiter.resume.resume(returning: false) }
+            if resync { doorbellRinger.yield() }
+        }
+    }
+}
+
+extension ClusterEngine {
+    /// The ids this gateway's mirror holds for `topic` (tests and diagnostics).
+    func heldIDs(_ topic: String) -> (state: UInt64, events: UInt64) {
+        guard let entry = followed[topic] else { return (0, 0) }
+        return (entry.lastState, entry.lastEvents)
+    }
+}

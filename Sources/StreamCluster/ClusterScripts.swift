@@ -1,0 +1,89 @@
+/// The Lua scripts the cluster runs in Redis. Each runs atomically, so an id is
+/// assigned, stored and announced in one step: no other gateway can see a
+/// counter ahead of its value, or receive ids out of order.
+enum ClusterScripts {
+    /// Publishes one value. KEYS: ids, state, events, counts of the channel.
+    /// ARGV: channel (`state`/`events`), data, event name (`""` for none), the
+    /// publishing gateway's floor (the last id it holds: ids never go backwards for
+    /// its subscribers even if Redis lost the counter), replay count, replay age in
+    /// ms, the pub/sub channel, the gateway liveness key prefix, the publishing
+    /// gateway's id (its own subscribers it counts itself, exactly).
+    /// Returns `{id, subscribers of every other live gateway}`.
+    static let publish = """
+    local channel = ARGV[1]
+    local id = redis.call('HINCRBY', KEYS[1], channel, 1)
+    local floor = tonumber(ARGV[4])
+    if channel == 'state' then
+      local held = tonumber(redis.call('HGET', KEYS[2], 'id') or '0')
+      if held > floor then floor = held end
+    end
+    if id <= floor then
+      id = floor + 1
+      redis.call('HSET', KEYS[1], channel, string.format('%d', id))
+    end
+    local sid = string.format('%d', id)
+    local t = redis.call('TIME')
+    local ms = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+    if channel == 'state' then
+      redis.call('HSET', KEYS[2], 'id', sid, 'data', ARGV[2], 'event', ARGV[3])
+    elseif tonumber(ARGV[5]) > 0 then
+      local added = redis.pcall('XADD', KEYS[3], 'MAXLEN', ARGV[5], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
+      if type(added) == 'table' and added.err then
+        -- The window holds a newer id than the counter (the counter was lost): go past it.
+        local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+        id = tonumber(string.match(last[1][1], '^(%d+)')) + 1
+        sid = string.format('%d', id)
+        redis.call('HSET', KEYS[1], channel, sid)
+        redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[5], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
+      end
+      redis.call('PEXPIRE', KEYS[3], ARGV[6])
+    end
+    redis.call('PUBLISH', ARGV[7], string.sub(channel, 1, 1) .. sid .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2])
+    local n = 0
+    local counts = redis.call('HGETALL', KEYS[4])
+    for i = 1, #counts, 2 do
+      if counts[i] == ARGV[9] then
+        -- This gateway's own: it adds them itself.
+      elseif redis.call('EXISTS', ARGV[8] .. counts[i]) == 1 then
+        n = n + tonumber(counts[i + 1])
+      else
+        redis.call('HDEL', KEYS[4], counts[i])
+      end
+    end
+    return {id, n}
+    """
+
+    /// What a gateway needs to follow a topic from where it stands. KEYS: ids,
+    /// state, events. ARGV: the state id and the events id the gateway holds.
+    /// Returns `{last state id, last events id, Redis time in ms, state or nil,
+    /// events after the held id}`: the state as `{id, data, event}` only when newer
+    /// than the held one, the events as stream entries.
+    static let sync = """
+    local ids = redis.call('HMGET', KEYS[1], 'state', 'events')
+    local t = redis.call('TIME')
+    local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local state = false
+    local held = tonumber(redis.call('HGET', KEYS[2], 'id') or '0')
+    if held > tonumber(ARGV[1]) then
+      state = redis.call('HMGET', KEYS[2], 'id', 'data', 'event')
+    end
+    local entries = {}
+    if tonumber(ids[2] or '0') > tonumber(ARGV[2]) then
+      entries = redis.call('XRANGE', KEYS[3], '(' .. ARGV[2] .. '-0', '+')
+    end
+    return {ids[1] or '0', ids[2] or '0', ms, state, entries}
+    """
+
+    /// Raises a topic's counters to at least the given ids (a gateway holding newer
+    /// ids than Redis: Redis came back empty). KEYS: ids. ARGV: state floor, events floor.
+    static let floor = """
+    local fields = {'state', 'events'}
+    for i = 1, 2 do
+      local floor = tonumber(ARGV[i])
+      if tonumber(redis.call('HGET', KEYS[1], fields[i]) or '0') < floor then
+        redis.call('HSET', KEYS[1], fields[i], ARGV[i])
+      end
+    end
+    return 1
+    """
+}

@@ -1,0 +1,267 @@
+import Locking
+import RedisClient
+@testable import StreamCluster
+import StreamHub
+import Synchronization
+import Testing
+import TestSupport
+
+/// Two or more engines on one real redis-server behave as one hub (API.md, "A cluster of gateways on Redis").
+@Suite(.timeLimit(.minutes(1)))
+struct ClusterEngineTests {
+    /// Ids come from Redis: contiguous across gateways with publishers on both, each id seen once, in order, everywhere.
+    @Test func idsAreContiguousAcrossGatewaysWithPublishersOnBoth() async throws {
+        try await withCluster { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            let onA = try await a.subscribe("orders")
+            let onB = try await b.subscribe("orders")
+            async let fromA = (0..<150).asyncMap { try await a.publish("orders", .events, "a\($0)").id }
+            async let fromB = (0..<150).asyncMap { try await b.publish("orders", .events, "b\($0)").id }
+            let ids = try await fromA + fromB
+            #expect(ids.sorted() == Array(1...300))
+            for subscription in [onA, onB] {
+                let events = try await subscription.events(300)
+                #expect(events.compactMap(\.number) == Array(1...300))
+            }
+        }
+    }
+
+    /// A new state subscriber on one gateway never starts older than a publish acknowledged on another, and never sees a value twice.
+    @Test func stateSnapshotIsNeverOlderThanAnAcknowledgedPublish() async throws {
+        try await withCluster { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            let acknowledged = Atomic<UInt64>(0)
+            let done = Atomic<Bool>(false)
+            async let publishing: Void = {
+                for index in 1...3000 where !done.load(ordering: .relaxed) {
+                    let result = try await a.publish("room", .state, "v\(index)")
+                    acknowledged.store(result.id, ordering: .relaxed)
+                }
+            }()
+            for _ in 0..<40 {
+                let floor = acknowledged.load(ordering: .relaxed)
+                let subscription = try await b.subscribe("room", .state)
+                let events = try await subscription.events(3)
+                let ids = events.compactMap(\.number)
+                #expect(ids.first ?? 0 >= floor, "first value \(ids) older than acknowledged \(floor)")
+                #expect(ids == ids.sorted() && Set(ids).count == ids.count, "ids \(ids) went back or repeated")
+                subscription.cancel()
+            }
+            done.store(true, ordering: .relaxed)
+            try await publishing
+        }
+    }
+
+    /// Last-Event-ID resumes on a gateway that never saw the topic, from Redis's window, then goes live.
+    @Test func resumesOnAnotherGatewayFromTheWindow() async throws {
+        try await withCluster { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            for index in 1...10 { _ = try await a.publish("feed", .events, "e\(index)") }
+            let resumed = try await b.subscribe("feed", after: 4)
+            _ = try await a.publish("feed", .events, "e11")
+            let events = try await resumed.events(7)
+            #expect(events.compactMap(\.number) == Array(5...11))
+            #expect(events.first?.data == "e5")
+        }
+    }
+
+    /// A resume older than the shared window gets `gap` with the first id it can no longer have, then what is held.
+    @Test func gapWhenTheWindowNoLongerHoldsIt() async throws {
+        try await withCluster({ $0.hub.replayCount = 3 }) { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            for index in 1...10 { _ = try await a.publish("feed", .events, "e\(index)") }
+            let resumed = try await b.subscribe("feed", after: 2)
+            let events = try await resumed.events(4)
+            #expect(events.first?.event == "gap" && events.first?.data == "3")
+            #expect(events.dropFirst().compactMap(\.number) == [8, 9, 10])
+            #expect(b.engine.counters.gapEvents == 1)
+        }
+    }
+
+    /// State values and replay windows live in Redis: a gateway started after every other stopped has them.
+    @Test func stateAndWindowSurviveRestartingEveryGateway() async throws {
+        let redis = try await RedisServer.start()
+        defer { Task { await redis.stop() } }
+        let first = try RunningEngine(redis.url)
+        try await first.ready()
+        _ = try await first.publish("dash", .state, "one")
+        _ = try await first.publish("dash", .state, "two")
+        for index in 1...5 { _ = try await first.publish("dash", .events, "e\(index)") }
+        await first.stop()
+
+        let second = try RunningEngine(redis.url)
+        try await second.ready()
+        let state = try await second.subscribe("dash", .state).events(1)
+        #expect(state.first?.data == "two" && state.first?.number == 2)
+        let events = try await second.subscribe("dash", .events, after: 3).events(2)
+        #expect(events.compactMap(\.number) == [4, 5])
+        #expect(try await second.publish("dash", .events, "e6").id == 6)
+        await second.stop()
+    }
+
+    /// Redis away: publishes and subscriptions refused at once, open streams kept; back with its data: they get what was published meanwhile, once.
+    @Test func redisAwayThenBackWithItsData() async throws {
+        try await withCluster(engines: 1) { redis, engines in
+            let a = engines[0]
+            let open = try await a.subscribe("live")
+            for index in 1...3 { _ = try await a.publish("live", .events, "e\(index)") }
+            #expect(try await open.events(3).compactMap(\.number) == [1, 2, 3])
+
+            await redis.kill()
+            let asked = ContinuousClock.now
+            await #expect(throws: PublishError.unavailable) { try await a.publish("live", .events, "lost") }
+            #expect(ContinuousClock.now - asked < .seconds(1))
+            await #expect(throws: SubscribeError.unavailable) { try await a.subscribe("live") }
+            #expect(!a.engine.isReady)
+            #expect(open.finishReason == nil)
+
+            try await Task.sleep(for: .milliseconds(800))
+            try await redis.start(keepData: true)
+            // Published by someone else before this gateway is back (its retries wait up to 500 ms).
+            let meanwhile = try await publishDirectly(to: redis.url, topic: "live", ["m4", "m5"],
+                                                      configuration: a.engine.configuration)
+            #expect(meanwhile == [4, 5])
+            try await a.ready()
+            _ = try await a.publish("live", .events, "e6")
+            let events = try await open.events(3)
+            #expect(events.compactMap(\.number) == [4, 5, 6])
+            #expect(events.map(\.data) == ["m4", "m5", "e6"])
+        }
+    }
+
+    /// Redis back empty: the gateway's ids become Redis's floor, so ids never go backwards for its subscribers.
+    @Test func idsNeverGoBackwardsWhenRedisComesBackEmpty() async throws {
+        try await withCluster { redis, engines in
+            let (a, b) = (engines[0], engines[1])
+            let events = try await a.subscribe("count")
+            let state = try await a.subscribe("count", .state)
+            for index in 1...5 { _ = try await a.publish("count", .events, "e\(index)") }
+            _ = try await a.publish("count", .state, "s1")
+            #expect(try await events.events(5).count == 5)
+            #expect(try await state.events(1).first?.number == 1)
+
+            await redis.kill()
+            try await redis.start(keepData: false)
+            try await a.ready()
+            try await b.ready()
+            // A's sync after reconnecting raises Redis's counters to what A holds.
+            #expect(try await eventually {
+                try await redis.run(["HGET", "sse:{count}:id", "events"]).integer == 5
+            })
+            let id = try await b.publish("count", .events, "e6").id
+            #expect(id == 6)
+            #expect(try await events.events(1).first?.number == 6)
+            #expect(try await b.publish("count", .state, "s2").id == 2)
+            #expect(try await state.events(1).first?.number == 2)
+        }
+    }
+
+    /// A gateway started while Redis is down starts anyway, not ready, and becomes ready when Redis does.
+    @Test func aGatewayStartedBeforeRedisBecomesReady() async throws {
+        let redis = try await RedisServer.start()
+        await redis.kill()
+        let engine = try RunningEngine(redis.url)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!engine.engine.isReady)
+        await #expect(throws: PublishError.unavailable) { try await engine.publish("t", .events, "x") }
+        try await redis.start(keepData: false)
+        try await engine.ready(within: 5)
+        #expect(try await engine.publish("t", .events, "x").id == 1)
+        await engine.stop()
+        await redis.stop()
+    }
+
+    /// `subscribers` in a publish reply counts every gateway's subscribers; a gateway that stops drops out.
+    @Test func publishRepliesCountEveryGatewaysSubscribers() async throws {
+        try await withCluster(engines: 3) { _, engines in
+            let (a, b, c) = (engines[0], engines[1], engines[2])
+            var held: [Subscription] = []
+            for _ in 0..<3 { held.append(try await a.subscribe("news")) }
+            for _ in 0..<2 { held.append(try await b.subscribe("news")) }
+            #expect(try await eventually { try await c.publish("news", .events, "x").subscribers == 5 })
+            await b.stop()
+            #expect(try await eventually { try await c.publish("news", .events, "x").subscribers == 3 })
+            _ = held
+        }
+    }
+
+    /// A stalled subscriber is disconnected on its own gateway; readers there and elsewhere get everything.
+    @Test func aStalledSubscriberHoldsUpNobody() async throws {
+        // The limit leaves the readers room to lag behind under a loaded machine; the stalled one never reads.
+        try await withCluster({ $0.hub.eventsQueueLimit = 100 }) { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            let stalled = try await a.subscribe("firehose")
+            let readerA = try await a.subscribe("firehose")
+            let readerB = try await b.subscribe("firehose")
+            async let gotA = readerA.events(1000, within: 60)
+            async let gotB = readerB.events(1000, within: 60)
+            for index in 1...1000 { _ = try await b.publish("firehose", .events, "e\(index)") }
+            #expect(try await gotA.compactMap(\.number) == Array(1...1000), "reader on A: \(String(describing: readerA.finishReason))")
+            #expect(try await gotB.compactMap(\.number) == Array(1...1000), "reader on B: \(String(describing: readerB.finishReason))")
+            #expect(stalled.finishReason == .overflow)
+        }
+    }
+
+    /// A topic nobody here subscribes to any more is let go: unsubscribed in Redis and forgotten by the hub.
+    @Test func topicsNobodyFollowsAreLetGo() async throws {
+        try await withCluster(engines: 1) { redis, engines in
+            let a = engines[0]
+            let subscription = try await a.subscribe("brief")
+            _ = try await a.publish("brief", .events, "x")
+            #expect(try await subscription.events(1).count == 1)
+            subscription.cancel()
+            await a.engine.sweep()
+            #expect(await a.engine.snapshot().topics == 0)
+            #expect(try await eventually { try await redis.run(["PUBSUB", "NUMSUB", "sse:t:brief"]).array?.last?.integer == 0 })
+            // Following it again starts from Redis's copy.
+            let again = try await a.subscribe("brief", after: 0)
+            #expect(try await again.events(1).first?.number == 1)
+        }
+    }
+
+    /// A Redis that forgot the scripts (restarted, SCRIPT FLUSH) still takes publishes: NOSCRIPT falls back to EVAL.
+    @Test func publishesSurviveAScriptFlush() async throws {
+        try await withCluster(engines: 1) { redis, engines in
+            #expect(try await engines[0].publish("t", .events, "1").id == 1)
+            _ = try await redis.run(["SCRIPT", "FLUSH"])
+            #expect(try await engines[0].publish("t", .events, "2").id == 2)
+        }
+    }
+
+    /// A pub/sub connection killed under a gateway: it reconnects, and open streams miss nothing and see nothing twice.
+    @Test func aKilledPubSubConnectionIsNoticedAndHealed() async throws {
+        try await withCluster { redis, engines in
+            let (a, b) = (engines[0], engines[1])
+            let open = try await a.subscribe("heal")
+            for index in 1...5 { _ = try await b.publish("heal", .events, "e\(index)") }
+            #expect(try await open.events(5).compactMap(\.number) == Array(1...5))
+            _ = try await redis.run(["CLIENT", "KILL", "TYPE", "pubsub"])
+            for index in 6...10 { _ = try? await b.publish("heal", .events, "e\(index)") }
+            try await a.ready()
+            #expect(try await eventually { a.engine.metrics.first { $0.name == "sse_gateway_redis_reconnects_total" }?.value ?? 0 >= 1 })
+            try await b.ready()
+            // Publishes refused while B reconnected consumed no id: the stream gets 6 through the last, once each.
+            let last = try await b.publish("heal", .events, "e11").id
+            let events = try await open.events(Int(last) - 5)
+            #expect(events.compactMap(\.number) == Array(6...last))
+        }
+    }
+}
+
+/// Polls `condition` for up to `seconds`.
+func eventually(within seconds: Double = 5, _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    repeat {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(100))
+    } while ContinuousClock.now < deadline
+    return false
+}
+
+extension Sequence where Element: Sendable {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}

@@ -1,0 +1,123 @@
+import HTTPCore
+import Locking
+import RedisClient
+@testable import StreamCluster
+import StreamHub
+import Testing
+import TestSupport
+
+/// A cluster engine running against a test Redis until stopped, on the event
+/// loop's executor as in the gateway.
+final class RunningEngine: Sendable {
+    let engine: ClusterEngine
+    private let task: Task<Void, Never>
+
+    init(_ url: String, _ configure: (inout ClusterConfiguration) -> Void = { _ in }) throws {
+        var configuration = ClusterConfiguration(redis: try RedisURL(parsing: url))
+        configuration.connectTimeout = .milliseconds(500)
+        configure(&configuration)
+        let engine = ClusterEngine(configuration: configuration, executor: EventLoop.shared.actorExecutor)
+        self.engine = engine
+        task = Task(executorPreference: EventLoop.shared) { await engine.run() }
+    }
+
+    /// Waits until the engine's link is up.
+    func ready(within seconds: Double = 10) async throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !engine.isReady {
+            guard ContinuousClock.now < deadline else { throw TimedOut(what: "engine ready") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func stop() async {
+        await engine.shutdown()
+        await task.value
+    }
+
+    func publish(_ topic: String, _ channel: Channel = .events, _ value: String, event: String? = nil) async throws -> PublishResult {
+        try await engine.publish(topic: topic, channel: channel, data: value, event: event)
+    }
+
+    func subscribe(_ topic: String, _ channel: Channel = .events, after lastEventID: UInt64? = nil) async throws -> Subscription {
+        try await engine.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+    }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Starts engines on one fresh Redis, runs `body`, and stops them all.
+func withCluster(engines count: Int = 2, _ configure: @escaping (inout ClusterConfiguration) -> Void = { _ in },
+                 _ body: (RedisServer, [RunningEngine]) async throws -> Void) async throws {
+    let redis = try await RedisServer.start()
+    let engines = try (0..<count).map { _ in try RunningEngine(redis.url, configure) }
+    do {
+        for engine in engines { try await engine.ready() }
+        try await body(redis, engines)
+    } catch {
+        for engine in engines { await engine.stop() }
+        await redis.stop()
+        throw error
+    }
+    for engine in engines { await engine.stop() }
+    await redis.stop()
+}
+
+extension Subscription {
+    /// Reads until `count` events arrived, or throws `TimedOut` after `seconds`
+    /// (the subscription is cancelled then).
+    func events(_ count: Int, within seconds: Double = 10) async throws -> [SSEEvent] {
+        try await withThrowingTaskGroup(of: [SSEEvent]?.self) { group in
+            group.addTask {
+                var parser = SSEParser()
+                var events: [SSEEvent] = []
+                while events.count < count, let batch = await self.nextBatch() {
+                    for frame in batch { events += try parser.feed(frame) }
+                }
+                return events
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            guard let events = first else { throw TimedOut(what: "\(count) events") }
+            return events
+        }
+    }
+}
+
+extension SSEEvent {
+    var number: UInt64? { id.flatMap(UInt64.init) }
+}
+
+/// Publishes as a gateway would, but straight from a test's own connection (a
+/// publisher elsewhere in the cluster, while the engines under test are away).
+func publishDirectly(to url: String, topic: String, _ values: [String], configuration: ClusterConfiguration) async throws -> [UInt64] {
+    let connection = try await RedisConnection.connect(to: try RedisURL(parsing: url), timeout: .seconds(2))
+    defer { connection.close() }
+    let keys = ClusterKeys(topic: topic)
+    var ids: [UInt64] = []
+    for value in values {
+        let reply = try await connection.command(
+            ["EVAL", ClusterScripts.publish, "4", keys.ids, keys.state, keys.events, keys.counts(.events),
+             "events", value, "", "0", String(configuration.hub.replayCount),
+             String(configuration.replayMaxAgeMilliseconds), String(decoding: keys.channel, as: UTF8.self),
+             ClusterKeys.gatewayPrefix, "test"], timeout: .seconds(2))
+        ids.append(UInt64(reply.array?.first?.integer ?? 0))
+    }
+    return ids
+}
+
+extension RedisServer {
+    /// One command on a connection of the test's own.
+    func run(_ arguments: [String]) async throws -> RedisValue {
+        let connection = try await RedisConnection.connect(to: try RedisURL(parsing: url), timeout: .seconds(2))
+        defer { connection.close() }
+        return try await connection.command(arguments, timeout: .seconds(2))
+    }
+}

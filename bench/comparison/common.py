@@ -1,0 +1,156 @@
+"""Paths, logging, ports and what /proc says about processes and CPUs (shared by the other modules)."""
+import os, resource, socket, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "bench")
+GATEWAY = os.path.join(ROOT, ".build", "release", "sse-gateway")
+LOAD = os.path.join(ROOT, ".build", "release", "sse-load")
+TEMPLATE = os.path.join(BENCH, "nchan.conf.template")
+SERVER_CPU, LOAD_CPU = "0", "1"
+FD_LIMIT = 20_000
+SYSTEMS = ("nchan", "gateway")
+LABEL = {"nchan": "Nchan", "gateway": "gateway"}
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log(*parts):
+    print(time.strftime("%H:%M:%S"), *parts, file=sys.stderr, flush=True)
+
+
+def limit_fds():
+    """preexec_fn: at most FD_LIMIT descriptors (raised to it when the hard limit allows, or as root)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < FD_LIMIT:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
+            return
+        except (ValueError, OSError):
+            pass
+    target = FD_LIMIT if hard == resource.RLIM_INFINITY else min(FD_LIMIT, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (target, target))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, proc, seconds=15):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def proc_status(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def proc_cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def cpu_busy_seconds():
+    """Per CPU, user + nice + system time so far (from /proc/stat), in seconds."""
+    busy = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *fields = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                busy[name[3:]] = (int(fields[0]) + int(fields[1]) + int(fields[2])) / CLK_TCK
+    return busy
+
+
+class Interference:
+    """How much CPU other processes took on the server's and the load's CPUs during a run:
+    CPU busy time (user + nice + system) minus what the server and the load client used,
+    as a share of the wall time. Near 0 on a quiet machine."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def __enter__(self):
+        self.wall, self.busy, self.server_cpu = time.monotonic(), cpu_busy_seconds(), self.server.cpu()
+        return self
+
+    def finish(self, result, load_cpu):
+        wall = time.monotonic() - self.wall
+        busy = cpu_busy_seconds()
+        server_cpu = self.server.cpu() - self.server_cpu
+        result["server_cpu_s"] = round(server_cpu, 3)
+        result["others_cpu0_pct"] = round(max(0.0, busy[SERVER_CPU] - self.busy[SERVER_CPU] - server_cpu) / wall * 100)
+        result["others_cpu1_pct"] = round(max(0.0, busy[LOAD_CPU] - self.busy[LOAD_CPU] - load_cpu) / wall * 100)
+        result["load_avg_1m"] = round(os.getloadavg()[0], 2)
+
+    def __exit__(self, *exc):
+        pass
+
+
+def children(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def proc_meminfo_gib():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) / 1024 / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def first_line(command):
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        return ((done.stdout or "") + (done.stderr or "")).strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "?"
+
+
+def wait_for_quiet(minutes, threshold):
+    """Polls the 1-minute load average every 30 s, at most `minutes`; returns a note for the report."""
+    start = time.monotonic()
+    while True:
+        load = os.getloadavg()[0]
+        waited = (time.monotonic() - start) / 60
+        if load < threshold:
+            return f"waited {waited:.0f} min for the 1-min load average to drop below {threshold} (it was {load:.2f})"
+        if waited >= minutes:
+            return (f"**the machine never got quiet**: after waiting {waited:.0f} min the 1-min load average was "
+                    f"still {load:.2f} (other engineers building); ran anyway, so figures are noisy")
+        log(f"load average {load:.2f} ≥ {threshold}; waiting (at most {minutes} min)")
+        time.sleep(30)
