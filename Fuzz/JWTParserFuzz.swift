@@ -114,17 +114,20 @@ func referenceBase64URL(_ text: [UInt8]) -> [UInt8]? {
 /// API.md: "a pattern is an exact topic name, `<prefix>/*` (every topic under `<prefix>/`,
 /// at any depth), or `*` (every topic)"; a star anywhere else is no pattern.
 func referencePattern(_ pattern: String) -> ((String) -> Bool)? {
-    if pattern == "*" { return { _ in true } }
-    if pattern.hasSuffix("/*") {
-        let prefix = String(pattern.dropLast(2))
-        guard !prefix.isEmpty, !prefix.contains("*") else { return nil }
+    // Bytes, not Characters: a star followed by a combining mark is one Character, but
+    // it is still a star in the token's text (a crash input found this).
+    let bytes = Array(pattern.utf8), star = UInt8(ascii: "*")
+    if bytes == [star] { return { _ in true } }
+    if bytes.count >= 2, bytes.suffix(2) == Array("/*".utf8) {
+        let head = Array(bytes.dropLast(1))  // The prefix and its slash.
+        guard head.count > 1, !head.contains(star) else { return nil }
         return { topic in
-            let bytes = Array(topic.utf8), head = Array((prefix + "/").utf8)
-            return bytes.count > head.count && Array(bytes.prefix(head.count)) == head
+            let topicBytes = Array(topic.utf8)
+            return topicBytes.count > head.count && Array(topicBytes.prefix(head.count)) == head
         }
     }
-    guard !pattern.isEmpty, !pattern.contains("*") else { return nil }
-    return { topic in Array(topic.utf8) == Array(pattern.utf8) }
+    guard !bytes.isEmpty, !bytes.contains(star) else { return nil }
+    return { topic in Array(topic.utf8) == bytes }
 }
 
 /// JSON text of a value: strings escaped where RFC 8259 requires, numbers in Swift's

@@ -24,7 +24,7 @@ case "$target" in
     request) entry=Fuzz/RequestParserFuzz.swift; modules=(Locking HTTPCore) ;;
     chunked) entry=Fuzz/ChunkedBodyFuzz.swift; modules=(Locking HTTPCore) ;;
     sse)     entry=Fuzz/SSEEncoderFuzz.swift; modules=(Locking StreamHub) ;;
-    topic)   entry=Fuzz/TopicFuzz.swift; modules=(Locking HTTPCore StreamHub GatewayAPI) ;;
+    topic)   entry=Fuzz/TopicFuzz.swift; modules=(Locking HTTPCore StreamHub JWT GatewayAPI) ;;
     jwt)     entry=Fuzz/JWTParserFuzz.swift; modules=(Locking JWT) ;;
     *) echo "unknown fuzz target '$target' (request, chunked, sse, topic, jwt)" >&2; exit 2 ;;
 esac
