@@ -120,6 +120,47 @@ public actor ClusterEngine: StreamEngine {
         return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
     }
 
+    /// Several topics in one stream: every topic is followed and fenced (each mirror
+    /// holds at least what Redis held when the subscriber arrived), then one hub call
+    /// registers the subscriber in all of them at once.
+    public func subscribe(topics: [String], channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> TopicsSubscription {
+        guard !isShutdown else { return await hub.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter) }
+        guard let link, isReady else { throw .unavailable }
+        for topic in topics {
+            follow(topic)
+            followed[topic]?.pendingSubscribers += 1
+        }
+        defer {
+            for topic in topics { followed[topic]?.pendingSubscribers -= 1 }
+        }
+        // The fences: what Redis holds now, for every topic in one pipelined round trip.
+        let replies: [RedisValue]
+        do {
+            replies = try await withThrowingTaskGroup(of: (Int, RedisValue).self) { group in
+                for (index, topic) in topics.enumerated() {
+                    let command = link.command
+                    let timeout = configuration.commandTimeout
+                    group.addTask {
+                        (index, try await command.command(["HMGET", ClusterKeys(topic: topic).ids, "state", "events"],
+                                                          timeout: timeout))
+                    }
+                }
+                var replies = Array(repeating: RedisValue.null, count: topics.count)
+                for try await (index, reply) in group { replies[index] = reply }
+                return replies
+            }
+        } catch {
+            throw .unavailable
+        }
+        for (topic, fence) in zip(topics, replies) {
+            let ids = fence.array ?? []
+            let state = UInt64(max(0, ids.first?.integer ?? 0))
+            let events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
+            guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
+        }
+        return await hub.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter)
+    }
+
     public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
         guard !isShutdown else { throw .shutdown }
         guard let link, isReady, link.command.isOpen else { throw .unavailable }
