@@ -161,6 +161,10 @@ struct Topic: Sendable {
         window.noteEvicted(through: id)
     }
 
+    mutating func pruneWindow(now: ContinuousClock.Instant) {
+        window.prune(now: now)
+    }
+
     var hasSubscribers: Bool {
         !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty
             || !stateTopicsSubscribers.isEmpty || !eventsTopicsSubscribers.isEmpty
