@@ -13,7 +13,8 @@ export class Stream {
   constructor(channel, hooks) {
     this.channel = channel;   // "state" | "events"
     this.hooks = hooks;
-    this.topic = null;        // the topic last opened
+    this.topic = null;        // the topics last opened, joined by ', '
+    this.several = false;     // several topics in one stream: each event's data is JSON naming its topic
     this.source = null;       // the live EventSource, or null when idle/closed
     this.listeners = new Map(); // event name -> handler registered on `source`
     this.reconnects = 0;      // drops after which the stream was re-established
@@ -28,7 +29,8 @@ export class Stream {
     return this.source !== null;
   }
 
-  open(topic) {
+  open(topics) {
+    const topic = topics.join(', ');
     this.close();
     this.reconnects = 0;
     this.attempts = 0;
@@ -36,7 +38,8 @@ export class Stream {
     this.lastId = '';
     if (topic !== this.topic) this.hooks.newTopic();
     this.topic = topic;
-    const url = channelURL(this.channel, topic);
+    this.several = topics.length > 1;
+    const url = channelURL(this.channel, topics);
     const source = new EventSource(url);
     this.source = source;
     this.showStatus('connecting');
