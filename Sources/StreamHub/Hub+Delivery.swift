@@ -40,7 +40,7 @@ extension Hub {
         }
         for (core, finish) in overflows {
             overflowed(core, finish, in: &topic)
-            if core.key.topics.count > 1 { delivery.overflowedTopics.append(core.key) }
+            if !core.key.moreTopics.isEmpty { delivery.overflowedTopics.append(core.key) }
         }
         delivery.overflows = overflows.count
         return delivery
@@ -59,7 +59,9 @@ extension Hub {
 
     /// Takes `key` out of the tables of every one of its topics at once.
     func removeEverywhere(_ key: SubscriberKey, now: ContinuousClock.Instant) {
-        for name in key.topics {
+        topics[key.topic]?.remove(key)
+        forgetIfIdle(key.topic, now: now)
+        for name in key.moreTopics {
             topics[name]?.remove(key)
             forgetIfIdle(name, now: now)
         }

@@ -1,23 +1,30 @@
 /// Where a subscriber sits in the hub's tables. `id` is unique for the hub's lifetime,
 /// so removing by key twice, or after a topic was recreated, is harmless.
 struct SubscriberKey: Sendable, Hashable {
-    /// The subscriber's topics: one, or a several-topic stream's in parameter order
-    /// (its slot in each topic's table is the index here).
-    let topics: [String]
+    /// The (first) topic. A several-topic stream's topics are `topic` then
+    /// `moreTopics`, in parameter order; a topic's slot is its index there.
+    let topic: String
+    /// Empty for a single-topic subscriber (an empty array allocates nothing, so one
+    /// topic costs what it did before several-topic streams).
+    let moreTopics: [String]
     let channel: Channel
     let id: UInt64
 
     init(topic: String, channel: Channel, id: UInt64) {
-        self.init(topics: [topic], channel: channel, id: id)
-    }
-
-    init(topics: [String], channel: Channel, id: UInt64) {
-        precondition(!topics.isEmpty, "a subscriber has at least one topic")
-        self.topics = topics
+        self.topic = topic
+        self.moreTopics = []
         self.channel = channel
         self.id = id
     }
 
-    /// The first (for a single-topic subscriber, the only) topic.
-    var topic: String { topics[0] }
+    init(topics: [String], channel: Channel, id: UInt64) {
+        precondition(!topics.isEmpty, "a subscriber has at least one topic")
+        self.topic = topics[0]
+        self.moreTopics = Array(topics.dropFirst())
+        self.channel = channel
+        self.id = id
+    }
+
+    /// Every topic, in order.
+    var topics: [String] { [topic] + moreTopics }
 }
