@@ -38,7 +38,7 @@ struct ClusterEngineTests {
                     acknowledged.store(result.id, ordering: .relaxed)
                 }
             }()
-            for _ in 0..<40 {
+            for _ in 0..<20 {
                 let floor = acknowledged.load(ordering: .relaxed)
                 let subscription = try await b.subscribe("room", .state)
                 let events = try await subscription.events(3)
@@ -75,6 +75,23 @@ struct ClusterEngineTests {
             #expect(events.first?.event == "gap" && events.first?.data == "3")
             #expect(events.dropFirst().compactMap(\.number) == [8, 9, 10])
             #expect(b.engine.counters.gapEvents == 1)
+        }
+    }
+
+    /// The window's age limit holds across gateways: events older than --replay-max-age are not replayed (a `gap` says so), and a Last-Event-ID newer than the topic's last id is treated as absent.
+    @Test func theWindowsAgeAndANewerLastEventID() async throws {
+        try await withCluster({ $0.hub.replayMaxAge = .seconds(1) }) { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            for index in 1...3 { _ = try await a.publish("aging", .events, "old\(index)") }
+            try await Task.sleep(for: .milliseconds(1300))
+            _ = try await a.publish("aging", .events, "young")
+            let resumed = try await b.subscribe("aging", after: 0)
+            let events = try await resumed.events(2)
+            #expect(events.first?.event == "gap" && events.first?.data == "1")
+            #expect(events.last?.number == 4 && events.last?.data == "young")
+            let ahead = try await b.subscribe("aging", after: 99)
+            _ = try await a.publish("aging", .events, "live")
+            #expect(try await ahead.events(1).first?.number == 5)
         }
     }
 

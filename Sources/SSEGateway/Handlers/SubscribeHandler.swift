@@ -12,14 +12,18 @@ import StreamHub
 /// out in one `writev`); when the client vanishes the subscription is
 /// cancelled, the loop ends and the subscriber leaves the hub; when the hub
 /// finishes the subscriber (overflow, shutdown) the response ends and the
-/// connection closes.
+/// connection closes. A token is checked before anything is subscribed
+/// (`AccessControl`), and a stream opened with one ends when the token stops
+/// being accepted (`TokenExpiry`).
 struct SubscribeHandler: Sendable {
     let engine: any StreamEngine
+    let access: AccessControl
     let retryFrame: [UInt8]
     let headers: HTTPHeaders
 
-    init(engine: any StreamEngine, retryMilliseconds: Int) {
+    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int) {
         self.engine = engine
+        self.access = access
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
         headers = [
             "Content-Type": "text/event-stream",
@@ -29,6 +33,11 @@ struct SubscribeHandler: Sendable {
     }
 
     func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
+        let grant: AccessControl.Grant
+        switch access.subscribe(request.head, topics: [topic]) {
+        case .success(let granted): grant = granted
+        case .failure(let refusal): return .refusal(refusal)
+        }
         if request.head.method == "HEAD" {
             // The headers of the stream, without subscribing: the server sends
             // only the head of a streaming answer to HEAD.
@@ -43,7 +52,7 @@ struct SubscribeHandler: Sendable {
             return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
                             headers: ["Retry-After": "1"])
         }
-        return streaming(subscription, state: ()) { subscription, _ in
+        return streaming(subscription, until: grant.acceptedUntil, state: ()) { subscription, _ in
             await subscription.nextBatch()
         }
     }
@@ -53,7 +62,13 @@ struct SubscribeHandler: Sendable {
     /// stream's cursor is this connection's: it starts where the engine says and moves
     /// as frames are written, each value going out as its shared JSON frame with an
     /// `id: <cursor>` line assembled here in front of it (gaps and heartbeats get none).
+    /// A token must grant every one of the topics.
     func respond(to request: HTTPRequest, channel: Channel, topics: [String]) async -> Reply {
+        let grant: AccessControl.Grant
+        switch access.subscribe(request.head, topics: topics) {
+        case .success(let granted): grant = granted
+        case .failure(let refusal): return .refusal(refusal)
+        }
         if request.head.method == "HEAD" {
             return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in }))
         }
@@ -69,7 +84,7 @@ struct SubscribeHandler: Sendable {
         }
         let writesCursor = channel == .events
         let start = StreamCursor(positions: subscription.startPositions)
-        return streaming(subscription, state: start) { subscription, cursor in
+        return streaming(subscription, until: grant.acceptedUntil, state: start) { subscription, cursor in
             guard let batch = await subscription.nextBatch() else { return nil }
             guard writesCursor else { return batch.frames }
             var chunks: [[UInt8]] = []
@@ -88,9 +103,10 @@ struct SubscribeHandler: Sendable {
     /// The stream of a subscription: `retry:`, then every batch `next` gives (one
     /// `writev` each) until it gives nil. A client that vanishes cancels the
     /// subscription; an overflow aborts the connection (the writer may be stuck).
-    /// `state` is the stream task's own (the cursor), handed to every `next`.
+    /// `state` is the stream task's own (the cursor), handed to every `next`. The
+    /// stream ends when the token stops being accepted (`acceptedUntil`), if it had one.
     private func streaming<Source: SubscriberStream, State: Sendable>(
-        _ subscription: Source, state: State,
+        _ subscription: Source, until acceptedUntil: Double?, state: State,
         next: @escaping @Sendable (Source, inout State) async -> [[UInt8]]?
     ) -> Reply {
         let retryFrame = retryFrame
@@ -103,18 +119,20 @@ struct SubscribeHandler: Sendable {
             }
             stream.onPeerClosed { subscription.cancel() }
             defer { subscription.cancel() }
-            do {
-                try await stream.write([retryFrame])
-                while true {
-                    // Behind the jobs already queued on the loop (publishes among
-                    // them), so that a busy topic's frames go out several to a
-                    // write, instead of one write per frame per subscriber.
-                    await stream.afterQueuedWork()
-                    guard let batch = await next(subscription, &state) else { break }
-                    try await stream.write(batch)
+            await TokenExpiry.endStream(of: subscription, at: acceptedUntil) {
+                do {
+                    try await stream.write([retryFrame])
+                    while true {
+                        // Behind the jobs already queued on the loop (publishes among
+                        // them), so that a busy topic's frames go out several to a
+                        // write, instead of one write per frame per subscriber.
+                        await stream.afterQueuedWork()
+                        guard let batch = await next(subscription, &state) else { break }
+                        try await stream.write(batch)
+                    }
+                } catch {
+                    // The client went away mid-write; the subscription is cancelled above.
                 }
-            } catch {
-                // The client went away mid-write; the subscription is cancelled above.
             }
         }))
     }

@@ -210,6 +210,34 @@ struct TopicsStreamTests {
         }
     }
 
+    /// With tokens: a several-topic stream needs a token granting every one of its topics (403 otherwise, nothing subscribed); `?access_token=` beside the `topic` parameters works.
+    @Test func tokenMustGrantEveryTopic() async throws {
+        let secret = "several-topics-secret-\(UUID().uuidString)"
+        try await withGateway({
+            $0.jwtSecret = secret
+            $0.subscribeAuth = .token
+        }) { gateway in
+            func token(_ patterns: [String]) -> String {
+                TestTokens.make(claims: TestTokens.claims(subscribe: patterns, exp: TestTokens.now + 3600),
+                                signer: .hmac(Array(secret.utf8)))
+            }
+            let partial = try await gateway.send("GET", "/events?topic=news/1&topic=chat/1",
+                                                 headers: [("Authorization", "Bearer " + token(["news/*"]))])
+            #expect(partial.status == 403)
+            #expect(try await gateway.send("GET", "/state?topic=news/1").status == 401)
+            #expect(try await gateway.gateway.engine.snapshot().eventsSubscribers == 0)
+            let stream = try await gateway.subscribe("/events?topic=news/1&access_token=\(token(["news/*", "chat/*"]))&topic=chat/1")
+            defer { stream.close() }
+            #expect(stream.head.status == 200)
+            let publisher = TestTokens.make(claims: TestTokens.claims(publish: ["*"], exp: TestTokens.now + 3600),
+                                            signer: .hmac(Array(secret.utf8)))
+            _ = try await gateway.publish("/events/chat/1", "hello", headers: [("Authorization", "Bearer " + publisher)])
+            let event = try #require(try await stream.next())
+            #expect(try TopicEvent(event) == TopicEvent(topic: "chat/1", id: "1", data: "hello"))
+            #expect(event.id == "0.1")
+        }
+    }
+
     /// Waits until the engine holds no subscriber (and, with `topics`, no topic: none was published to).
     private func expectTeardown(_ gateway: RunningGateway, topics: Bool = false) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
