@@ -7,7 +7,9 @@
  * (the chart).
  *
  * Stable element ids (tests rely on them; keep them):
- *   #topic                 topic input, default "demo" (#topic-list: datalist of recent topics)
+ *   #topic                 topic input, default "demo" (#topic-list: datalist of recent topics);
+ *                          several topics separated by commas or spaces (1 to 32, distinct) are
+ *                          followed in one stream per channel (/events?topic=a&topic=b, /state?topic=…)
  *   #event-names           extra SSE event types to listen for, comma or space separated;
  *                          "message" and "gap" are always listened to
  *   #subscribe-state       toggles the /state/<topic> EventSource (aria-pressed="true" while on)
@@ -36,12 +38,16 @@
  *                          why a stream closed for good (the server's status and text, e.g.
  *                          "401 Unauthorized — invalid token: …"), data-status; hidden otherwise
  *   #state-value           current state value, lines kept (data-empty="true" before the first one)
- *   #state-id              id of the current state value
+ *   #state-id              id of the current state value (on several topics, its id in its topic)
+ *   #state-topic           on several topics, the topic of the value shown (#state-value data-topic too)
  *   #state-event, #state-time, #state-size   its event name, time received, size in bytes
  *   #events-log            <ol>, newest first, at most 500 items; each received event is
  *                          <li class="entry" data-id="<id>" data-event="<name>"> with children
  *                          .id .event .time .size .data; a gap event (which has no id of its own)
- *                          is <li class="entry gap" data-id="" data-event="gap">.
+ *                          is <li class="entry gap" data-id="" data-event="gap">. On several topics
+ *                          each entry also has data-topic="<topic>" and data-cursor="<the stream's
+ *                          cursor after it>" and a .topic child, data-id is the id in its topic,
+ *                          .data the value from the JSON; skipped markers are per topic (data-topic).
  *                          Between entries, <li class="marker" data-kind="reconnect"> notes that the
  *                          stream was re-established (data-after="<id it resumed after>"), and
  *                          <li class="marker" data-kind="skipped" data-from="<id>" data-to="<id>">
@@ -50,15 +56,17 @@
  *   #events-clear          clears the log and hides the gap mark
  *   Subscribing a channel to a different topic clears that channel's display (value, or log and gap mark).
  *   #gap-mark              shown when a `gap` event arrives; data-first-missing="<first lost id>"
+ *                          (and data-topic on several topics)
  *   #publish-channel       select: "state" | "events"
  *   #publish-event, #publish-body, #publish-button
+ *                          (with several topics typed in, publishing goes to the first)
  *                          (publishing with an event name also starts listening to that name)
  *   #publish-result        "<status> <response text>" e.g. `200 {"id":"3","subscribers":1}`;
  *                          data-status="<HTTP status>|pending|error", data-ok="true|false"
  *   #chart                 canvas: events/s received by this page, and sse_gateway_connections
  *   #rate-now, #connections-now, #metrics-status   the chart's latest values and /metrics trouble
  *
- * URL parameters: ?topic=<name>&events=<names>&subscribe=state|events|both
+ * URL parameters: ?topic=<name>[,<name>…]&events=<names>&subscribe=state|events|both
  * Requests use relative URLs (state/…, events/…, metrics), so the page also works under a path prefix.
  */
 import { $, showMessage } from './js/dom.js';

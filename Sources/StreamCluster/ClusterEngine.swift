@@ -126,23 +126,73 @@ public actor ClusterEngine: StreamEngine {
         // Only wait on the link the fence was read from: a waiter added after the link
         // was lost or the engine shut down would have nobody left to resume it.
         guard !isShutdown, self.link?.generation == link.generation else { throw .unavailable }
-        let ids = fence.array ?? []
+        let (state, events) = await fenceIDs(topic: topic, reply: fence, channel: channel, resumeAfter: lastEventID, link: link)
+        guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
+        return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+    }
+
+    /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids.
+    private func fenceIDs(topic: String, reply: RedisValue, channel: Channel, resumeAfter: UInt64?,
+                          link: RedisLink) async -> (state: UInt64, events: UInt64) {
+        let ids = reply.array ?? []
         let state = UInt64(max(0, ids.first?.integer ?? 0))
         var events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
-        if channel == .events, let resumeAfter = lastEventID, resumeAfter > events, ids.allSatisfy({ $0 == .null }),
+        if channel == .events, let resumeAfter, resumeAfter > events, ids.allSatisfy({ $0 == .null }),
            resumeAfter <= Self.largestFloor {
             // Redis holds no ids for the topic (never published, or Redis lost them) but the
             // client has had `resumeAfter`: the topic's ids go on past it, never backwards.
             let arguments: [[UInt8]] = [Array("0".utf8), Array(String(resumeAfter).utf8)]
-            if (try? await runScript("floor", ClusterScripts.floor, link: link, keys: [keys.ids], arguments: arguments)) != nil {
+            if (try? await runScript("floor", ClusterScripts.floor, link: link, keys: [ClusterKeys(topic: topic).ids],
+                                     arguments: arguments)) != nil {
                 // The mirror must reach the new floor before the subscriber starts (a sync brings it).
                 events = resumeAfter
                 followed[topic]?.resync()
                 doorbellRinger.yield()
             }
         }
-        guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
-        return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+        return (state, events)
+    }
+
+    /// Several topics in one stream: every topic is followed and fenced (each mirror
+    /// holds at least what Redis held when the subscriber arrived), then one hub call
+    /// registers the subscriber in all of them at once.
+    public func subscribe(topics: [String], channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> TopicsSubscription {
+        guard !isShutdown else { return await hub.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter) }
+        guard let link, isReady else { throw .unavailable }
+        for topic in topics {
+            follow(topic)
+            followed[topic]?.pendingSubscribers += 1
+        }
+        defer {
+            for topic in topics { followed[topic]?.pendingSubscribers -= 1 }
+        }
+        // The fences: what Redis holds now, for every topic in one pipelined round trip.
+        let replies: [RedisValue]
+        do {
+            replies = try await withThrowingTaskGroup(of: (Int, RedisValue).self) { group in
+                for (index, topic) in topics.enumerated() {
+                    let command = link.command
+                    let timeout = configuration.commandTimeout
+                    group.addTask {
+                        (index, try await command.command(["HMGET", ClusterKeys(topic: topic).ids, "state", "events"],
+                                                          timeout: timeout))
+                    }
+                }
+                var replies = Array(repeating: RedisValue.null, count: topics.count)
+                for try await (index, reply) in group { replies[index] = reply }
+                return replies
+            }
+        } catch {
+            throw .unavailable
+        }
+        // As for one topic: only wait on the link the fences were read from.
+        guard !isShutdown, self.link?.generation == link.generation else { throw .unavailable }
+        for (slot, topic) in topics.enumerated() {
+            let (state, events) = await fenceIDs(topic: topic, reply: replies[slot], channel: channel,
+                                                 resumeAfter: resumeAfter?[slot] ?? nil, link: link)
+            guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
+        }
+        return await hub.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter)
     }
 
     public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {

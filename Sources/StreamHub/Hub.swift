@@ -9,7 +9,7 @@
 /// Memory is bounded by the configuration: per topic one state frame and
 /// `replayCount` events; per subscriber one state frame or `eventsQueueLimit` events.
 public actor Hub: StreamEngine {
-    private let configuration: HubConfiguration
+    let configuration: HubConfiguration
     /// Where the hub's work runs: the executor it was given (the gateway gives
     /// its event loop, where the connections that publish and subscribe run,
     /// so reaching the hub costs no thread hop), or a serial queue of its own.
@@ -17,11 +17,11 @@ public actor Hub: StreamEngine {
     /// Lock-free counters, readable without an actor hop.
     public nonisolated let counters: HubCounters
     /// Keys of subscribers finished by their consumers, waiting to leave `topics`.
-    private let inbox = RemovalInbox()
-    private var topics: [String: Topic] = [:]
+    let inbox = RemovalInbox()
+    var topics: [String: Topic] = [:]
     /// Last subscriber id handed out; ids are never reused.
-    private var lastSubscriberID: UInt64 = 0
-    private var isShutdown = false
+    var lastSubscriberID: UInt64 = 0
+    var isShutdown = false
 
     /// The in-memory hub can always take publishes and subscriptions.
     public nonisolated var isReady: Bool { true }
@@ -127,13 +127,15 @@ public actor Hub: StreamEngine {
         let now = instant ?? configuration.now()
         let frame = SSEEncoder.event(id: id, event: event, data: data)
         if counted { counters.published(channel) }
-        let (queued, overflows) = withTopic(name) { topic in
+        let delivery = withTopic(name) { topic in
             topic.record(id: id, frame: frame, channel: channel, now: now)
-            return deliver(frame, on: channel, of: &topic, now: now)
+            // Encoded once for every several-topic subscriber, only when there is one.
+            return deliver(frame, on: channel, of: &topic, now: now) {
+                (TopicFrameEncoder.event(topic: name, id: id, event: event, data: data), id)
+            }
         }
-        counters.queued(channel, frames: queued)
-        if overflows > 0 { forgetIfIdle(name, now: now) }
-        return PublishResult(id: id, subscribers: queued)
+        finishDelivery(delivery, to: name, on: channel, now: now)
+        return PublishResult(id: id, subscribers: delivery.queued)
     }
 
     // MARK: - The cluster seam (an engine that keeps ids and values elsewhere)
@@ -158,13 +160,14 @@ public actor Hub: StreamEngine {
         guard !isShutdown, through > (topics[name]?.eventsLastID ?? 0) else { return }
         let now = configuration.now()
         let frame = SSEEncoder.gap(firstMissingID: after + 1)
-        let (queued, overflows) = withTopic(name) { topic in
+        let delivery = withTopic(name) { topic in
             topic.skipEvents(through: through)
-            return deliver(frame, on: .events, of: &topic, now: now)
+            return deliver(frame, on: .events, of: &topic, now: now) {
+                (TopicFrameEncoder.gap(topic: name, firstMissingID: after + 1), 0)
+            }
         }
-        counters.queued(.events, frames: queued)
-        counters.gapQueued(queued)
-        if overflows > 0 { forgetIfIdle(name, now: now) }
+        finishDelivery(delivery, to: name, on: .events, now: now)
+        counters.gapQueued(delivery.queued)
     }
 
     /// The last ids the hub holds for `topic` (0 where none).
@@ -185,10 +188,10 @@ public actor Hub: StreamEngine {
         return true
     }
 
-    /// Subscribers of one topic's channel here.
+    /// Subscribers of one topic's channel here (several-topic ones included).
     public func subscriberCount(topic name: String, channel: Channel) -> Int {
         drainRemovals()
-        return topics[name]?.subscribers(channel).count ?? 0
+        return topics[name]?.reachCount(channel) ?? 0
     }
 
     /// Subscribers per topic, for topics that have any.
@@ -196,43 +199,13 @@ public actor Hub: StreamEngine {
         drainRemovals()
         var counts: [String: (state: Int, events: Int)] = [:]
         for (name, topic) in topics where topic.hasSubscribers {
-            counts[name] = (topic.stateSubscribers.count, topic.eventsSubscribers.count)
+            counts[name] = (topic.reachCount(.state), topic.reachCount(.events))
         }
         return counts
     }
 
     /// Nothing runs in the background of an in-memory hub: returns at once.
     public nonisolated func run() async {}
-
-    /// Pushes `frame` to every live subscriber of the channel; returns how many queued
-    /// it and how many overflowed (and were removed).
-    private func deliver(_ frame: [UInt8], on channel: Channel, of topic: inout Topic,
-                         now: ContinuousClock.Instant) -> (queued: Int, overflows: Int) {
-        var queued = 0
-        var overflows: [(SubscriberCore, SubscriberQueue.Finish)] = []
-        for core in topic.subscribers(channel).values {
-            switch core.push(frame, now: now) {
-            case .queued(let wake):
-                queued += 1
-                wake?.resume()
-            case .overflow(let finish):
-                overflows.append((core, finish))
-            case .dropped:
-                break  // Finished by its consumer; its key is in the inbox.
-            }
-        }
-        for (core, finish) in overflows {
-            overflowed(core, finish, in: &topic)
-        }
-        return (queued, overflows.count)
-    }
-
-    /// Removes a subscriber that just overflowed, counts it, and reports the finish.
-    private func overflowed(_ core: SubscriberCore, _ finish: SubscriberQueue.Finish, in topic: inout Topic) {
-        topic.remove(core.key)
-        counters.slowSubscriberDisconnected()
-        core.complete(finish)
-    }
 
     // MARK: - Maintenance
 
@@ -247,6 +220,13 @@ public actor Hub: StreamEngine {
             }
             for core in topic.eventsSubscribers.values {
                 if case .queued(let wake) = core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
+            }
+            // A several-topic subscriber once, from its first topic's table.
+            for entry in topic.stateTopicsSubscribers.values where entry.slot == 0 {
+                if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
+            }
+            for entry in topic.eventsTopicsSubscribers.values where entry.slot == 0 {
+                if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
             }
         }
     }
@@ -275,8 +255,8 @@ public actor Hub: StreamEngine {
         drainRemovals()
         var snapshot = HubSnapshot(topics: topics.count, stateSubscribers: 0, eventsSubscribers: 0)
         for topic in topics.values {
-            snapshot.stateSubscribers += topic.stateSubscribers.count
-            snapshot.eventsSubscribers += topic.eventsSubscribers.count
+            snapshot.stateSubscribers += topic.ownCount(.state)
+            snapshot.eventsSubscribers += topic.ownCount(.events)
         }
         return snapshot
     }
@@ -290,13 +270,12 @@ public actor Hub: StreamEngine {
         guard !keys.isEmpty else { return }
         let now = configuration.now()
         for key in keys {
-            topics[key.topic]?.remove(key)
-            forgetIfIdle(key.topic, now: now)
+            removeEverywhere(key, now: now)
         }
     }
 
     /// Forgets the topic if it holds nothing worth keeping (its ids start over).
-    private func forgetIfIdle(_ name: String, now: ContinuousClock.Instant) {
+    func forgetIfIdle(_ name: String, now: ContinuousClock.Instant) {
         guard configuration.forgetsIdleTopics else {
             topics[name]?.pruneWindow(now: now)
             return
@@ -307,7 +286,7 @@ public actor Hub: StreamEngine {
     }
 
     /// Runs `body` on the named topic in place, creating it on first use.
-    private func withTopic<R>(_ name: String, _ body: (inout Topic) -> R) -> R {
+    func withTopic<R>(_ name: String, _ body: (inout Topic) -> R) -> R {
         body(&topics[name, default: Topic(configuration: configuration)])
     }
 
@@ -325,7 +304,7 @@ extension Hub {
     /// Subscribers in the tables, without applying pending removals first (tests watch
     /// the removal hop complete on its own).
     func registeredSubscribers() -> Int {
-        topics.values.reduce(0) { $0 + $1.stateSubscribers.count + $1.eventsSubscribers.count }
+        topics.values.reduce(0) { $0 + $1.ownCount(.state) + $1.ownCount(.events) }
     }
 
     /// Events the topic's replay window holds, without pruning first (tests watch the sweep prune).

@@ -22,6 +22,12 @@ public protocol StreamEngine: Sendable {
     ///   (Redis unreachable); nothing is registered then.
     func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription
 
+    /// Registers one subscriber of several topics in one stream and queues what it must
+    /// see first in each (see `Hub.subscribe(topics:channel:resumeAfter:)`): one
+    /// subscriber, one queue, live in every topic before this returns.
+    /// - Throws: `.unavailable` as `subscribe(topic:…)`; nothing is registered then.
+    func subscribe(topics: [String], channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> TopicsSubscription
+
     /// Publishes one value with the topic channel's next id.
     /// - Throws: `.unavailable` when the value could not be stored (nothing was
     ///   published), `.shutdown` after `shutdown()`.

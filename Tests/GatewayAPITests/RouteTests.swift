@@ -17,8 +17,19 @@ struct RouteTests {
     @Test func badTopicsAreRefused() {
         #expect(Route.match(method: "POST", rawPath: "/events/a//b")
             == .badTopic(TopicError(subject: .topic, problem: .emptySegment)))
-        #expect(Route.match(method: "GET", rawPath: "/state") == .badTopic(TopicError(subject: .topic, problem: .empty)))
+        #expect(Route.match(method: "POST", rawPath: "/state") == .badTopic(TopicError(subject: .topic, problem: .empty)))
         #expect(Route.match(method: "GET", rawPath: "/events/") == .badTopic(TopicError(subject: .topic, problem: .empty)))
+    }
+
+    /// `GET`/`HEAD /events` and `/state` with `?topic=` parameters are several-topic streams; without, 400.
+    @Test func severalTopicsRoute() {
+        #expect(Route.match(method: "GET", rawPath: "/events", query: "topic=a&topic=b%2Fc")
+            == .subscribeTopics(.events, topics: ["a", "b/c"]))
+        #expect(Route.match(method: "HEAD", rawPath: "/state", query: "topic=a") == .subscribeTopics(.state, topics: ["a"]))
+        #expect(Route.match(method: "GET", rawPath: "/state") == .badTopics(.noTopic))
+        #expect(Route.match(method: "GET", rawPath: "/events", query: "topic=a&topic=a") == .badTopics(.duplicateTopic))
+        #expect(Route.match(method: "GET", rawPath: "/events/", query: "topic=a") == .badTopic(TopicError(subject: .topic, problem: .empty)))
+        #expect(Route.match(method: "OPTIONS", rawPath: "/events", query: "topic=a") == .preflight(allow: Route.channelMethods))
     }
 
     /// Every other path is read-only: health, metrics, else the page's files.

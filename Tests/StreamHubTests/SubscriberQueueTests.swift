@@ -9,7 +9,7 @@ struct SubscriberQueueTests {
     @Test func latestKeepsOnlyTheNewest() {
         var queue = SubscriberQueue(mode: .latest, now: t0)
         for byte in UInt8(1)...5 { _ = queue.push(frame(byte), now: t0) }
-        #expect(queue.take() == .batch([[5]], events: 1))
+        #expect(queue.take() == .batch([[5]], marks: [], events: 1))
         #expect(queue.take() == .empty)
     }
 
@@ -46,6 +46,21 @@ struct SubscriberQueueTests {
         #expect(queue.heartbeat(now: t0 + .seconds(30), idleFor: .seconds(10)) == nil)  // Not empty.
         _ = queue.push(frame(1), now: t0 + .seconds(30))
         _ = queue.push(frame(2), now: t0 + .seconds(30))  // The heartbeat does not use up the limit.
-        #expect(queue.take() == .batch([SSEEncoder.heartbeat, [1], [2]], events: 2))
+        #expect(queue.take() == .batch([SSEEncoder.heartbeat, [1], [2]], marks: [], events: 2))
+    }
+}
+
+struct MarkedQueueTests {
+    /// A marked queue keeps each frame's mark; on latestPerSlot a push replaces its slot's pending frame and goes last.
+    @Test func latestPerSlotKeepsNewestPerTopic() {
+        let now = ContinuousClock.now
+        var queue = SubscriberQueue(mode: .latestPerSlot, marked: true, now: now)
+        _ = queue.push([1], mark: FrameMark(slot: 0, id: 1), now: now)
+        _ = queue.push([2], mark: FrameMark(slot: 1, id: 1), now: now)
+        _ = queue.push([3], mark: FrameMark(slot: 0, id: 2), now: now)
+        #expect(queue.take() == .batch([[2], [3]], marks: [FrameMark(slot: 1, id: 1), FrameMark(slot: 0, id: 2)], events: 2))
+        _ = queue.heartbeat(now: now + .seconds(20), idleFor: .seconds(15))
+        _ = queue.push([4], mark: FrameMark(slot: 1, id: 2), now: now)
+        #expect(queue.take() == .batch([SSEEncoder.heartbeat, [4]], marks: [.none, FrameMark(slot: 1, id: 2)], events: 1))
     }
 }

@@ -364,6 +364,66 @@ def test_events_resume_from_last_event_id_without_loss(tab, topic):
         gw.stop()
 
 
+def test_several_topics_in_one_stream_resume_without_duplicates(tab, topic):
+    """Three topics typed in are followed in one stream per channel; the log names each
+    event's topic and its id there. The page's connection is cut while the gateway keeps
+    running; on reconnect the browser sends the stream's cursor and every topic resumes
+    from its own position: each value of each topic exactly once, in order."""
+    topics = [f"{topic}/a", f"{topic}/b", f"{topic}/c"]
+    gw = Gateway("several").start()
+    proxy = Proxy(gw.port)
+    try:
+        tab.console.allow(rf"ERR_INCOMPLETE_CHUNKED_ENCODING @ {re.escape(proxy.url('events?'))}",
+                          "the proxy cuts the page's event stream mid-response, on purpose")
+        gw.publish("state", topics[1], "b's state")
+        tab.open(proxy.url(), "topic=" + ",".join(topics) + "&subscribe=events")
+        tab.wait_status("events", "open")
+        for n in range(1, 3):
+            for name in topics:
+                gw.publish("events", name, f"{name} live {n}")
+        tab.wait_entries(6)
+
+        proxy.cut()
+        tab.wait_status("events", "reconnecting")
+        wait_until(lambda: gw.metrics()['sse_gateway_subscribers{channel="events"}'] == 0, 5,
+                   what="the gateway to drop the cut subscriber")
+        for n in range(3, 5):
+            for name in reversed(topics):
+                assert gw.publish("events", name, f"{name} away {n}")["subscribers"] == 0
+        proxy.restore()
+
+        tab.wait_status("events", "open")
+        tab.wait_entries(12)
+        assert gw.publish("events", topics[0], "last")["subscribers"] == 1
+        entries = tab.wait_entries(13)
+        for name in topics:
+            mine = [e for e in entries if e["data"]["topic"] == name]
+            assert [e["data"]["id"] for e in mine] == [str(n) for n in range(1, 5 + (name == topics[0]))], name
+            assert [e["value"] for e in mine][:4] == [f"{name} live 1", f"{name} live 2", f"{name} away 3", f"{name} away 4"]
+        assert entries[-1]["data"]["cursor"] == "5.4.4"
+        assert tab.text("#events-last-id") == "5.4.4"
+        assert not tab.page.is_visible("#gap-mark")
+        assert [i["kind"] for i in tab.log_items()].count("marker") == 1, "one reconnect marker, nothing skipped"
+
+        events_requests = [h for h in proxy.request_heads if h.startswith("GET /events?")]
+        assert len(events_requests) == 2
+        assert events_requests[0].startswith("GET /events?topic=" + "&topic=".join(t.replace("/", "%2F") for t in topics) + " ")
+        assert header(events_requests[0], "Last-Event-ID") is None
+        assert header(events_requests[1], "Last-Event-ID") == "2.2.2"
+
+        # /state of the same topics: the current value of each, its topic shown.
+        tab.page.click("#subscribe-state")
+        tab.wait_status("state", "open")
+        tab.wait_js("() => document.getElementById('state-topic').textContent !== ''")
+        assert tab.text("#state-topic") == topics[1]
+        assert tab.text("#state-value") == "b's state"
+        assert tab.text("#state-id") == "1"
+        tab.console.assert_clean()
+    finally:
+        proxy.close()
+        gw.stop()
+
+
 def test_slow_subscriber_drop_resumes_with_visible_gap(tab, topic):
     """The gateway itself drops the page's stream: the page stops reading (the proxy
     stalls it) until its queue overflows. On reconnect it resumes from Last-Event-ID;

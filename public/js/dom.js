@@ -8,8 +8,13 @@ export function encodeTopic(topic) {
   return topic.split('/').map(encodeURIComponent).join('/');
 }
 
-export function channelURL(channel, topic) {
-  return channel + '/' + encodeTopic(topic);
+/**
+ * The stream URL of `topics`: `events/<topic>` for one, and for several one stream
+ * `events?topic=a&topic=b%2Fc` (API.md "Several topics in one stream").
+ */
+export function channelURL(channel, topics) {
+  if (topics.length === 1) return channel + '/' + encodeTopic(topics[0]);
+  return channel + '?' + new URLSearchParams(topics.map((t) => ['topic', t]));
 }
 
 export function pad(n, width) {

@@ -25,17 +25,37 @@ export function nameProblem(name, what, single) {
   return '';
 }
 
-/** The trimmed topic, or null (with a message) when it is empty or invalid. */
-export function readTopic() {
-  const topic = $('topic').value.trim();
-  const problem = topic ? nameProblem(topic, 'topic', false) : 'Enter a topic name, e.g. demo.';
-  showMessage('topic-error', problem ? problem[0].toUpperCase() + problem.slice(1) + '.' : '');
+// Topics one stream may follow (API.md "Several topics in one stream").
+const MAX_TOPICS = 32;
+
+/** The topics typed in #topic (separated by commas or spaces), in order, unchecked. */
+export function splitTopics(text) {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
+
+/** Why `topics` can't be one stream, or ''. */
+function topicsProblem(topics) {
+  if (!topics.length) return 'Enter a topic name, e.g. demo.';
+  if (topics.length > MAX_TOPICS) return 'At most ' + MAX_TOPICS + ' topics in one stream.';
+  if (new Set(topics).size !== topics.length) return 'A topic is named twice.';
+  for (const topic of topics) {
+    const problem = nameProblem(topic, 'topic', false);
+    if (problem) return (topics.length > 1 ? JSON.stringify(topic) + ': ' : '') + problem[0].toUpperCase() + problem.slice(1) + '.';
+  }
+  return '';
+}
+
+/** The topics typed in (one, or several for one stream), or null (with a message) when unusable. */
+export function readTopics() {
+  const topics = splitTopics($('topic').value);
+  const problem = topicsProblem(topics);
+  showMessage('topic-error', problem);
   $('topic').setAttribute('aria-invalid', String(Boolean(problem)));
   if (problem) {
     $('topic').focus();
     return null;
   }
-  return topic;
+  return topics;
 }
 
 /** The valid names typed in #event-names; invalid ones are reported and left out. */

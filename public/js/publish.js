@@ -1,6 +1,7 @@
-// The publish form: POST /state/<topic> or /events/<topic> and the answer shown.
+// The publish form: POST /state/<topic> or /events/<topic> and the answer shown. With
+// several topics typed in, it publishes to the first one.
 import { $, channelURL } from './dom.js';
-import { nameProblem, readTopic, rememberTopic } from './names.js';
+import { nameProblem, readTopics, rememberTopic } from './names.js';
 import { listenTo } from './streams.js';
 import { describeAnswer, readToken, tokenAccepted } from './token.js';
 
@@ -14,9 +15,10 @@ function showResult(text, status, ok) {
 }
 
 export async function publish() {
-  const topic = readTopic();
-  if (!topic) return;
-  rememberTopic(topic);
+  const topics = readTopics();
+  if (!topics) return;
+  rememberTopic(topics.join(', '));
+  const topic = topics[0];
   const channel = $('publish-channel').value;
   const name = $('publish-event').value.trim();
   const problem = name ? nameProblem(name, 'event name', true) : '';
@@ -29,7 +31,7 @@ export async function publish() {
   // Show what this page publishes: an event type nobody listens to would not appear.
   if (name) listenTo(name);
   const token = readToken();
-  const url = channelURL(channel, topic) + (name ? '?event=' + encodeURIComponent(name) : '');
+  const url = channelURL(channel, [topic]) + (name ? '?event=' + encodeURIComponent(name) : '');
   const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
   if (token) headers.Authorization = 'Bearer ' + token;
 

@@ -9,22 +9,37 @@ const EMPTY_STATE = 'no value yet (one published with an event name shows once t
 let receivedThisTick = 0;
 let eventsReceived = 0;
 
+/** What an event of a several-topic stream carries: its JSON data line. */
+function parseTopicEvent(event) {
+  try {
+    const value = JSON.parse(event.data);
+    if (value && typeof value.topic === 'string' && typeof value.id === 'string') return value;
+  } catch (_) {
+    // Not JSON: shown as it came, without a topic.
+  }
+  return { topic: '', id: '', data: event.data };
+}
+
 export function onStateEvent(stream, event) {
   receivedThisTick += 1;
   if (event.type === 'gap') return; // /state never sends gaps; ignore one if it did
   const value = $('state-value');
-  value.textContent = event.data;
+  const several = stream.several ? parseTopicEvent(event) : null;
+  const data = several ? several.data : event.data;
+  value.textContent = data;
   value.dataset.empty = 'false';
-  setText('state-id', event.lastEventId || '—');
+  value.dataset.topic = several ? several.topic : '';
+  setText('state-topic', several ? several.topic : '');
+  setText('state-id', several ? several.id : (event.lastEventId || '—'));
   setText('state-event', event.type === 'message' ? '' : 'event: ' + event.type);
   setText('state-time', clockTime(new Date()));
-  setText('state-size', formatBytes(byteSize(event.data)));
+  setText('state-size', formatBytes(byteSize(data)));
 }
 
-// The id of the last event the events stream delivered (a number), or null right after
-// subscribing or a gap event: ids are consecutive on /events, so a jump means events of
-// a type this page doesn't listen to went by.
-let lastEventsId = null;
+// The id of the last event the events stream delivered in each topic (a number), absent
+// right after subscribing or a gap event: ids are consecutive on /events, so a jump
+// means events of a type this page doesn't listen to went by.
+let lastEventsIds = new Map();
 
 function addToLog(item) {
   const log = $('events-log');
@@ -47,42 +62,56 @@ export function onEventsEvent(stream, event) {
   setText('events-count', String(eventsReceived));
 
   const isGap = event.type === 'gap';
+  // On several topics each event's data is JSON naming its topic and its id there; the
+  // stream's own id (lastEventId) is then the cursor, its position in every topic.
+  const several = stream.several ? parseTopicEvent(event) : null;
+  const topic = several ? several.topic : '';
+  const data = several ? (several.data === undefined ? '' : several.data) : event.data;
   // A gap event carries no id: the EventSource's lastEventId is still the one it resumed from.
-  const id = isGap ? '' : event.lastEventId;
+  const id = isGap ? '' : (several ? several.id : event.lastEventId);
+  const firstMissing = isGap ? (several ? several.id : event.data) : '';
   const number = /^\d+$/.test(id) ? Number(id) : null;
+  const lastEventsId = lastEventsIds.has(topic) ? lastEventsIds.get(topic) : null;
   if (number !== null && lastEventsId !== null && number > lastEventsId + 1) {
     const from = lastEventsId + 1;
     const to = number - 1;
     addMarker('skipped', (from === to ? '#' + from + ' was' : '#' + from + '–#' + to + ' were') +
       ' not shown here — most likely events of a type this page does not listen to (add it under Event names)',
-    { from: String(from), to: String(to) });
+    Object.assign({ from: String(from), to: String(to) }, several ? { topic } : {}));
   }
-  lastEventsId = isGap ? null : number;
+  if (isGap || number === null) lastEventsIds.delete(topic);
+  else lastEventsIds.set(topic, number);
 
   const entry = document.createElement('li');
   entry.className = isGap ? 'entry gap' : 'entry';
   entry.dataset.id = id;
   entry.dataset.event = event.type;
+  if (several) {
+    entry.dataset.topic = topic;
+    entry.dataset.cursor = event.lastEventId;
+  }
   const field = (className, text) => {
     const span = document.createElement('span');
     span.className = className;
     span.textContent = text;
     entry.append(span);
   };
+  if (several) field('topic', topic);
   field('id', id ? '#' + id : '#—');
   field('event', event.type);
   field('time', clockTime(new Date()));
-  field('size', formatBytes(byteSize(event.data)));
-  const data = document.createElement('div');
-  data.className = 'data';
-  data.textContent = isGap ? 'gap: first missing id ' + event.data : event.data;
-  entry.append(data);
+  field('size', formatBytes(byteSize(isGap ? event.data : data)));
+  const body = document.createElement('div');
+  body.className = 'data';
+  body.textContent = isGap ? 'gap: first missing id ' + firstMissing + (topic ? ' of ' + topic : '') : data;
+  entry.append(body);
   addToLog(entry);
 
   if (event.type === 'gap') {
     const mark = $('gap-mark');
-    mark.dataset.firstMissing = event.data;
-    mark.textContent = 'Gap: events from id ' + event.data +
+    mark.dataset.firstMissing = firstMissing;
+    if (several) mark.dataset.topic = topic;
+    mark.textContent = 'Gap: events ' + (topic ? 'of ' + topic + ' ' : '') + 'from id ' + firstMissing +
       ' on had left the replay window when this stream resumed — some events were lost.';
     mark.hidden = false;
   }
@@ -93,6 +122,8 @@ export function clearState() {
   value.textContent = EMPTY_STATE;
   value.dataset.empty = 'true';
   setText('state-id', '—');
+  setText('state-topic', '');
+  delete value.dataset.topic;
   setText('state-event', '');
   setText('state-time', '');
   setText('state-size', '');
@@ -106,11 +137,12 @@ export function clearLog() {
   mark.hidden = true;
   mark.textContent = '';
   delete mark.dataset.firstMissing;
+  delete mark.dataset.topic;
 }
 
 /** Forget the last id seen on /events (a new stream starts its own sequence). */
 export function resetEventsSequence() {
-  lastEventsId = null;
+  lastEventsIds = new Map();
 }
 
 /** Events received by both streams since the last call (the chart's rate). */

@@ -14,7 +14,8 @@ export class Stream {
   constructor(channel, hooks) {
     this.channel = channel;   // "state" | "events"
     this.hooks = hooks;
-    this.topic = null;        // the topic last opened
+    this.topic = null;        // the topics last opened, joined by ', '
+    this.several = false;     // several topics in one stream: each event's data is JSON naming its topic
     this.source = null;       // the live EventSource, or null when idle/closed
     this.listeners = new Map(); // event name -> handler registered on `source`
     this.reconnects = 0;      // drops after which the stream was re-established
@@ -29,7 +30,8 @@ export class Stream {
     return this.source !== null;
   }
 
-  open(topic) {
+  open(topics) {
+    const topic = topics.join(', ');
     this.close();
     this.reconnects = 0;
     this.attempts = 0;
@@ -37,14 +39,15 @@ export class Stream {
     this.lastId = '';
     if (topic !== this.topic) this.hooks.newTopic();
     this.topic = topic;
-    const url = streamURL(this.channel, topic);
+    this.several = topics.length > 1;
+    const url = streamURL(this.channel, topics);
     const source = new EventSource(url);
     this.source = source;
     this.showStatus('connecting');
     this.showReconnects();
     this.showLastId('');
     this.showError(null, '');
-    setText(this.channel + '-path', shownPath(this.channel, topic));
+    setText(this.channel + '-path', shownPath(this.channel, topics));
     this.button.setAttribute('aria-pressed', 'true');
     this.hooks.started(this);
 

@@ -1,6 +1,6 @@
 // The page's two streams, and subscribing them to the topic typed in.
 import { $, clockTime } from './dom.js';
-import { readEventNames, readTopic, rememberTopic } from './names.js';
+import { readEventNames, readTopics, rememberTopic, splitTopics } from './names.js';
 import { addMarker, clearLog, clearState, onEventsEvent, onStateEvent, resetEventsSequence } from './received.js';
 import { Stream } from './stream.js';
 
@@ -23,15 +23,15 @@ export const streams = {
 };
 
 export function subscribe(channels) {
-  const topic = readTopic();
-  if (!topic) return;
-  rememberTopic(topic);
-  for (const channel of channels) streams[channel].open(topic);
+  const topics = readTopics();
+  if (!topics) return;
+  rememberTopic(topics.join(', '));
+  for (const channel of channels) streams[channel].open(topics);
 }
 
 export function toggle(channel) {
   const stream = streams[channel];
-  const topic = $('topic').value.trim();
+  const topic = splitTopics($('topic').value).join(', ');
   if (stream.active && stream.topic === topic) {
     stream.close();
   } else {

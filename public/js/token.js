@@ -26,15 +26,17 @@ export function keepToken() {
   });
 }
 
-/** A stream's URL, with the token in the query when there is one. */
-export function streamURL(channel, topic) {
+/** A stream's URL for `topics` (one, or several in one stream), with the token in the query when there is one. */
+export function streamURL(channel, topics) {
   const token = readToken();
-  return channelURL(channel, topic) + (token ? '?access_token=' + encodeURIComponent(token) : '');
+  const url = channelURL(channel, topics);
+  return url + (token ? (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(token) : '');
 }
 
 /** The path a stream shows: the token is a secret, not something to display. */
-export function shownPath(channel, topic) {
-  return '/' + channelURL(channel, topic) + (readToken() ? '?access_token=…' : '');
+export function shownPath(channel, topics) {
+  const url = channelURL(channel, topics);
+  return '/' + url + (readToken() ? (url.includes('?') ? '&' : '?') + 'access_token=…' : '');
 }
 
 /**

@@ -8,10 +8,16 @@ import StreamHub
 /// topic: a bad topic is `badTopic` (`400`), a method other than `GET`, `HEAD`,
 /// `POST` or `OPTIONS` is `methodNotAllowed` (`405` with `Allow`). Every other path
 /// is read-only (`GET`, `HEAD`, `OPTIONS`). `OPTIONS` is a CORS preflight anywhere.
-/// Topics are validated here, before any handler runs.
+/// Topics are validated here, before any handler runs. `GET` and `HEAD` of `/state`
+/// and `/events` themselves, with `?topic=` parameters, subscribe to several topics
+/// in one stream (`TopicsQuery`).
 public enum Route: Equatable, Sendable {
     /// `GET` or `HEAD /state/<topic>` and `/events/<topic>`.
     case subscribe(Channel, topic: String)
+    /// `GET` or `HEAD /state?topic=…&topic=…` and `/events?topic=…`: several topics in one stream.
+    case subscribeTopics(Channel, topics: [String])
+    /// `GET` or `HEAD /state` or `/events` whose `topic` parameters are refused.
+    case badTopics(TopicsQuery.Problem)
     /// `POST /state/<topic>` and `/events/<topic>`.
     case publish(Channel, topic: String)
     /// `OPTIONS` on any path; `allow` lists the path's methods.
@@ -34,12 +40,19 @@ public enum Route: Equatable, Sendable {
     /// The methods of every other path.
     public static let readMethods = "GET, HEAD, OPTIONS"
 
-    /// The route of `method` on `rawPath` (the path still percent-encoded, without the query).
-    public static func match(method: String, rawPath path: String) -> Route {
+    /// The route of `method` on `rawPath` (the path still percent-encoded, without the
+    /// query); `query` (without the `?`) only matters to a several-topic stream.
+    public static func match(method: String, rawPath path: String, query: String? = nil) -> Route {
         if let (channel, remainder) = channelPath(path) {
             if method == "OPTIONS" { return .preflight(allow: channelMethods) }
             guard method == "GET" || method == "HEAD" || method == "POST" else {
                 return .methodNotAllowed(allow: channelMethods)
+            }
+            if method != "POST", path == "/state" || path == "/events" {
+                switch TopicsQuery.topics(in: query) {
+                case .failure(let problem): return .badTopics(problem)
+                case .success(let topics): return .subscribeTopics(channel, topics: topics)
+                }
             }
             switch TopicName.parse(rawPath: remainder) {
             case .failure(let failure): return .badTopic(failure)

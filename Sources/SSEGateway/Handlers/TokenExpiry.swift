@@ -10,7 +10,7 @@ enum TokenExpiry {
     /// loop finds no more frames and the response ends cleanly. Without a
     /// deadline it is just `stream()`. The timer is a child task of the
     /// connection's task and never outlives the stream.
-    static func endStream(of subscription: Subscription, at acceptedUntil: Double?,
+    static func endStream(of subscription: some SubscriberStream, at acceptedUntil: Double?,
                           _ stream: () async -> Void) async {
         guard let acceptedUntil else { return await stream() }
         await withDiscardingTaskGroup { group in

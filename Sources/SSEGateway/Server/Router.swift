@@ -12,9 +12,13 @@ struct Router: Sendable {
     let files: StaticFiles
 
     func respond(to request: HTTPRequest) async -> Reply {
-        switch Route.match(method: request.head.method, rawPath: request.head.rawPath) {
+        switch Route.match(method: request.head.method, rawPath: request.head.rawPath, query: request.head.query) {
         case .subscribe(let channel, let topic):
             return await subscribe.respond(to: request, channel: channel, topic: topic)
+        case .subscribeTopics(let channel, let topics):
+            return await subscribe.respond(to: request, channel: channel, topics: topics)
+        case .badTopics(let problem):
+            return .refused(.badRequest, problem.reason)
         case .publish(let channel, let topic):
             return await publish.respond(to: request, channel: channel, topic: topic)
         case .preflight(let allow):

@@ -14,10 +14,10 @@ final class SubscriberCore: Sendable {
     /// Weak: the hub owns its cores, not the reverse.
     private weak let hub: Hub?
 
-    init(key: SubscriberKey, mode: SubscriberQueue.Mode, now: ContinuousClock.Instant,
+    init(key: SubscriberKey, mode: SubscriberQueue.Mode, marked: Bool = false, now: ContinuousClock.Instant,
          counters: HubCounters, inbox: RemovalInbox, hub: Hub) {
         self.key = key
-        self.queue = Locked(SubscriberQueue(mode: mode, now: now))
+        self.queue = Locked(SubscriberQueue(mode: mode, marked: marked, now: now))
         self.counters = counters
         self.inbox = inbox
         self.hub = hub
@@ -39,8 +39,8 @@ final class SubscriberCore: Sendable {
 
     // MARK: Producer side (the hub actor)
 
-    func push(_ frame: [UInt8], now: ContinuousClock.Instant) -> SubscriberQueue.PushAction {
-        queue.withLock { $0.push(frame, now: now) }
+    func push(_ frame: [UInt8], mark: FrameMark? = nil, now: ContinuousClock.Instant) -> SubscriberQueue.PushAction {
+        queue.withLock { $0.push(frame, mark: mark, now: now) }
     }
 
     func heartbeat(now: ContinuousClock.Instant, idleFor: Duration) -> SubscriberQueue.PushAction? {
@@ -52,6 +52,11 @@ final class SubscriberCore: Sendable {
     /// Waits for frames; returns all pending ones, or nil once finished. A cancelled
     /// task finishes the subscriber with `.cancelled` (also if cancelled before it parks).
     func nextBatch() async -> [[UInt8]]? {
+        await nextMarkedBatch()?.frames
+    }
+
+    /// `nextBatch`, with each frame's mark on a marked queue (else `marks` is empty).
+    func nextMarkedBatch() async -> (frames: [[UInt8]], marks: [FrameMark])? {
         if Task.isCancelled {
             finish(.cancelled, fromConsumer: true)
             return nil
@@ -60,9 +65,9 @@ final class SubscriberCore: Sendable {
         // non-empty, and only this single consumer takes) or by the finish.
         while true {
             switch queue.withLock({ $0.take() }) {
-            case .batch(let frames, let events):
+            case .batch(let frames, let marks, let events):
                 counters.delivered(key.channel, frames: events)
-                return frames
+                return (frames, marks)
             case .finished:
                 return nil
             case .empty:

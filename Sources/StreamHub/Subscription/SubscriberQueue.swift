@@ -3,7 +3,12 @@
 /// caller (`SubscriberCore`, holding the lock) must perform after releasing the lock.
 ///
 /// Bounds: on `.latest` (state channel) at most one frame is pending; on
-/// `.bounded(limit)` (events) at most `limit` event frames plus one heartbeat.
+/// `.latestPerSlot` (a several-topic state stream) at most one per topic; on
+/// `.bounded(limit)` (events) at most `limit` event frames plus one heartbeat, all
+/// of a several-topic stream's topics counted together.
+///
+/// A several-topic subscriber's queue is `marked`: beside each frame it keeps the
+/// frame's `FrameMark` (which topic, which id), so the consumer can write its cursor.
 struct SubscriberQueue: Sendable {
     typealias Waiter = CheckedContinuation<Void, Never>
     typealias Handler = @Sendable (FinishReason) -> Void
@@ -14,6 +19,9 @@ struct SubscriberQueue: Sendable {
         case latest
         /// Events channel: a push appends; a push finding `limit` pending overflows.
         case bounded(limit: Int)
+        /// A several-topic state stream: a push replaces the pending frame of its
+        /// mark's slot (the newest value of each topic wins) and goes last.
+        case latestPerSlot
     }
 
     /// Lifecycle. Invariants: `waiting` ⇒ `pending` is empty; `finished` ⇒ `pending`
@@ -45,8 +53,9 @@ struct SubscriberQueue: Sendable {
     }
 
     enum TakeAction: Sendable, Equatable {
-        /// Every pending frame, in order; `events` of them are not heartbeats.
-        case batch([[UInt8]], events: Int)
+        /// Every pending frame, in order; `events` of them are not heartbeats. `marks`
+        /// holds each frame's mark on a marked queue, else is empty.
+        case batch([[UInt8]], marks: [FrameMark], events: Int)
         /// Nothing pending yet: the consumer must park.
         case empty
         /// Finished: the consumer gets nil.
@@ -61,9 +70,13 @@ struct SubscriberQueue: Sendable {
     }
 
     let mode: Mode
+    /// Whether `marks` is kept (a several-topic subscriber).
+    let marked: Bool
     private(set) var state: State
     /// Frames waiting for the consumer, oldest first.
     private(set) var pending: [[UInt8]] = []
+    /// On a marked queue, `marks[i]` is `pending[i]`'s mark; else always empty.
+    private(set) var marks: [FrameMark] = []
     /// `pending[0]` is a heartbeat (only ever queued into an empty queue).
     private var heartbeatPending = false
     /// onFinish handlers not yet called.
@@ -71,8 +84,10 @@ struct SubscriberQueue: Sendable {
     /// When a frame or heartbeat was last queued (or the subscription began).
     private(set) var lastActivity: ContinuousClock.Instant
 
-    init(mode: Mode, now: ContinuousClock.Instant) {
+    init(mode: Mode, marked: Bool = false, now: ContinuousClock.Instant) {
+        precondition(marked || mode != .latestPerSlot, "latestPerSlot needs marks")
         self.mode = mode
+        self.marked = marked
         self.state = .idle
         self.lastActivity = now
     }
@@ -80,6 +95,7 @@ struct SubscriberQueue: Sendable {
     /// A queue that is finished from the start (subscribing to a shut-down hub).
     init(mode: Mode, finished reason: FinishReason, now: ContinuousClock.Instant) {
         self.mode = mode
+        self.marked = false
         self.state = .finished(reason)
         self.lastActivity = now
     }
@@ -91,7 +107,8 @@ struct SubscriberQueue: Sendable {
     /// Event frames pending (a pending heartbeat is not counted).
     var pendingEvents: Int { pending.count - (heartbeatPending ? 1 : 0) }
 
-    mutating func push(_ frame: [UInt8], now: ContinuousClock.Instant) -> PushAction {
+    /// Queues `frame`; a marked queue needs its `mark`, an unmarked one ignores it.
+    mutating func push(_ frame: [UInt8], mark: FrameMark? = nil, now: ContinuousClock.Instant) -> PushAction {
         switch state {
         case .finished:
             return .dropped
@@ -99,12 +116,23 @@ struct SubscriberQueue: Sendable {
             switch mode {
             case .latest:
                 pending.removeAll(keepingCapacity: true)
+                marks.removeAll(keepingCapacity: true)
                 heartbeatPending = false
             case .bounded(let limit):
                 if pendingEvents >= limit {
                     // finish() only returns nil when already finished, excluded above.
                     return .overflow(finish(.overflow)!)
                 }
+            case .latestPerSlot:
+                guard let mark else { preconditionFailure("a marked queue needs a mark") }
+                if let index = marks.firstIndex(where: { $0.slot == mark.slot }) {
+                    pending.remove(at: index)
+                    marks.remove(at: index)
+                }
+            }
+            if marked {
+                guard let mark else { preconditionFailure("a marked queue needs a mark") }
+                marks.append(mark)
             }
             pending.append(frame)
             lastActivity = now
@@ -118,6 +146,7 @@ struct SubscriberQueue: Sendable {
         if case .finished = state { return nil }
         guard pending.isEmpty, now - lastActivity >= idleFor else { return nil }
         pending.append(SSEEncoder.heartbeat)
+        if marked { marks.append(.none) }
         heartbeatPending = true
         lastActivity = now
         return .queued(wake: takeWaiter())
@@ -133,9 +162,11 @@ struct SubscriberQueue: Sendable {
             guard !pending.isEmpty else { return .empty }
             let events = pendingEvents
             let batch = pending
+            let batchMarks = marks
             pending = []
+            marks = []
             heartbeatPending = false
-            return .batch(batch, events: events)
+            return .batch(batch, marks: batchMarks, events: events)
         }
     }
 
@@ -163,6 +194,7 @@ struct SubscriberQueue: Sendable {
         let finish = Finish(reason: reason, waiter: waiter, handlers: handlers)
         state = .finished(reason)
         pending = []
+        marks = []
         heartbeatPending = false
         handlers = []
         return finish

@@ -78,6 +78,16 @@ struct ReplayWindow {
         return frames
     }
 
+    /// Ids and frames of held events with id greater than `id`, oldest first.
+    func entries(after id: UInt64) -> [(id: UInt64, frame: [UInt8])] {
+        var entries: [(id: UInt64, frame: [UInt8])] = []
+        for index in 0..<count {
+            let entry = entry(at: index)
+            if entry.id > id { entries.append((entry.id, entry.frame)) }
+        }
+        return entries
+    }
+
     private func entry(at index: Int) -> Entry {
         storage[(head + index) % storage.count]!
     }

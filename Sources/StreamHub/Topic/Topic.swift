@@ -12,6 +12,17 @@ struct Topic: Sendable {
     private(set) var window: ReplayWindow
     private(set) var stateSubscribers: [UInt64: SubscriberCore] = [:]
     private(set) var eventsSubscribers: [UInt64: SubscriberCore] = [:]
+    /// Several-topic subscribers, with their slot for this topic. The same core sits
+    /// in the table of each of its topics; these get the JSON frames.
+    private(set) var stateTopicsSubscribers: [UInt64: SlotEntry] = [:]
+    private(set) var eventsTopicsSubscribers: [UInt64: SlotEntry] = [:]
+
+    /// A several-topic subscriber in one of its topics' tables.
+    struct SlotEntry: Sendable {
+        let core: SubscriberCore
+        /// This topic's index in the subscriber's topics.
+        let slot: Int
+    }
 
     init(configuration: HubConfiguration) {
         self.window = ReplayWindow(capacity: configuration.replayCount, maxAge: configuration.replayMaxAge)
@@ -31,8 +42,28 @@ struct Topic: Sendable {
         }
     }
 
+    func topicsSubscribers(_ channel: Channel) -> [UInt64: SlotEntry] {
+        switch channel {
+        case .state: stateTopicsSubscribers
+        case .events: eventsTopicsSubscribers
+        }
+    }
+
+    /// Every core in the tables (a several-topic one once per topic it follows).
     var allSubscribers: [SubscriberCore] {
         Array(stateSubscribers.values) + Array(eventsSubscribers.values)
+            + stateTopicsSubscribers.values.map(\.core) + eventsTopicsSubscribers.values.map(\.core)
+    }
+
+    /// Subscribers of the channel counted here: single-topic ones, and the several-topic
+    /// ones whose first topic this is (so each is counted once across topics).
+    func ownCount(_ channel: Channel) -> Int {
+        subscribers(channel).count + topicsSubscribers(channel).values.reduce(0) { $0 + ($1.slot == 0 ? 1 : 0) }
+    }
+
+    /// Every subscriber of the channel that receives this topic's values.
+    func reachCount(_ channel: Channel) -> Int {
+        subscribers(channel).count + topicsSubscribers(channel).count
     }
 
     mutating func insert(_ core: SubscriberCore) {
@@ -42,10 +73,22 @@ struct Topic: Sendable {
         }
     }
 
+    /// Registers a several-topic subscriber whose `slot` this topic is.
+    mutating func insert(_ core: SubscriberCore, slot: Int) {
+        switch core.key.channel {
+        case .state: stateTopicsSubscribers[core.key.id] = SlotEntry(core: core, slot: slot)
+        case .events: eventsTopicsSubscribers[core.key.id] = SlotEntry(core: core, slot: slot)
+        }
+    }
+
     mutating func remove(_ key: SubscriberKey) {
         switch key.channel {
-        case .state: stateSubscribers[key.id] = nil
-        case .events: eventsSubscribers[key.id] = nil
+        case .state:
+            stateSubscribers[key.id] = nil
+            stateTopicsSubscribers[key.id] = nil
+        case .events:
+            eventsSubscribers[key.id] = nil
+            eventsTopicsSubscribers[key.id] = nil
         }
     }
 
@@ -81,6 +124,34 @@ struct Topic: Sendable {
         return (frames, gap)
     }
 
+    /// What a new several-topic events subscriber resuming after `lastEventID` receives
+    /// first, as JSON frames of topic `name` with their marks for `slot`: the same
+    /// rules as `replay`, a gap as `TopicFrameEncoder.gap`.
+    mutating func topicsReplay(after lastEventID: UInt64?, name: String, slot: Int,
+                               now: ContinuousClock.Instant) -> (frames: [([UInt8], FrameMark)], gap: Bool) {
+        guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], false) }
+        window.prune(now: now)
+        var frames: [([UInt8], FrameMark)] = []
+        let gap = resumeAfter < window.lastEvictedID
+        if gap {
+            frames.append((TopicFrameEncoder.gap(topic: name, firstMissingID: resumeAfter + 1), FrameMark(slot: slot, id: 0)))
+        }
+        for (id, frame) in window.entries(after: resumeAfter) {
+            let fields = TopicFrameEncoder.fields(of: frame)
+            frames.append((TopicFrameEncoder.event(topic: name, id: id, event: fields.event, data: fields.data),
+                           FrameMark(slot: slot, id: id)))
+        }
+        return (frames, gap)
+    }
+
+    /// The current state value as a JSON frame of topic `name`, marked for `slot`.
+    func topicsStateFrame(name: String, slot: Int) -> ([UInt8], FrameMark)? {
+        guard let stateFrame else { return nil }
+        let fields = TopicFrameEncoder.fields(of: stateFrame)
+        return (TopicFrameEncoder.event(topic: name, id: stateLastID, event: fields.event, data: fields.data),
+                FrameMark(slot: slot, id: stateLastID))
+    }
+
     /// Moves the events channel to `id` for events that are gone (a cluster's
     /// gateway found them evicted from the shared window before it had them): the
     /// window counts them as evicted, so a resume from before them gets a `gap`.
@@ -94,7 +165,10 @@ struct Topic: Sendable {
         window.prune(now: now)
     }
 
-    var hasSubscribers: Bool { !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty }
+    var hasSubscribers: Bool {
+        !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty
+            || !stateTopicsSubscribers.isEmpty || !eventsTopicsSubscribers.isEmpty
+    }
 
     /// Whether anything here is worth keeping: subscribers, a state value, or events
     /// still in the window after pruning by age. Forgetting a topic resets its ids.
