@@ -26,19 +26,25 @@ let package = Package(
         .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "Locking"]),
         // Topics, subscribers, ids, replay windows. Knows nothing of sockets.
         .target(name: "StreamHub", dependencies: ["Locking"]),
+        // JSON Web Tokens: strict parsing, signatures with libcrypto, claims and topic
+        // grants, the refusals of the contract. Knows nothing of HTTP.
+        .target(name: "JWT", dependencies: ["CStreamsSSL", "Locking"]),
         // A Redis client on HTTPCore's loop: pipelined commands and a pub/sub subscriber.
         // Knows nothing of topics.
         .target(name: "RedisClient", dependencies: ["CHiredis", "HTTPCore", "Locking"]),
         // The Redis engine: several gateways given one Redis are one gateway to clients.
         .target(name: "StreamCluster", dependencies: ["StreamHub", "RedisClient", "Locking"]),
         // The API's rules (API.md): topic and event names, Last-Event-ID, the route
-        // table, the publish token, durations, the response policy. Imported by the
+        // table, the publish token and who may subscribe and publish with a token,
+        // durations, the response policy. Imported by the
         // gateway, the load tool and the tests, so each rule has one definition.
-        .target(name: "GatewayAPI", dependencies: ["HTTPCore", "StreamHub"]),
+        .target(name: "GatewayAPI", dependencies: ["HTTPCore", "StreamHub", "JWT"]),
         // The executable: handlers, SSE streams, publishing, static files, metrics, CLI.
-        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient"]),
+        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "JWT"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
+        // Signs tokens and times their verification (bench/jwt/publish_cost.py).
+        .executableTarget(name: "JWTBenchmark", dependencies: ["JWT", "TestSupport"]),
         // The load tool: thousands of SSE subscribers and paced publishers in one process.
         .executableTarget(name: "SSELoad", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "Locking"]),
         // For tests: the one SSE test client, the metrics reader, the gateway under
@@ -52,6 +58,7 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "GatewayAPITests", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub"]),
         .testTarget(name: "StreamHubTests", dependencies: ["StreamHub", "HTTPCore", "Locking"]),
+        .testTarget(name: "JWTTests", dependencies: ["JWT", "TestSupport", "CStreamsSSL"]),
         .testTarget(name: "StreamClusterTests", dependencies: ["StreamCluster", "StreamHub", "RedisClient", "HTTPCore", "TestSupport", "Locking"]),
         .testTarget(name: "SSEGatewayTests", dependencies: ["SSEGateway", "GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "TestSupport", "Locking"]),
         // SSEGateway: the executable the tests run as a child process.

@@ -5,6 +5,7 @@ Each target's input starts with control bytes (see the target's doc comment), so
 is control bytes + a realistic payload: requests as browsers, curl and EventSource send them,
 chunked bodies, SSE values and streams, topic names and header values.
 """
+import base64
 import os
 import shutil
 import struct
@@ -106,6 +107,37 @@ TOPIC = {
 }
 
 
+def b64url(raw):
+    return base64.urlsafe_b64encode(raw).rstrip(b"=")
+
+
+def token(header, claims, signature=b"\x01" * 32):
+    """A compact token; the signature is filler (the fuzz target never checks one)."""
+    return b64url(header) + b"." + b64url(claims) + b"." + b64url(signature)
+
+
+CLAIMS = b'{"exp":1900000000,"nbf":1700000000,"aud":["streams","other"],"sse":{"subscribe":["chat/*","news"],"publish":["*"]}}'
+JWT = {
+    # Byte 0: 0 a token, 1 JSON text, 2 "pattern\ntopic".
+    "token-hs256": b"\x00" + token(b'{"alg":"HS256","typ":"JWT"}', CLAIMS),
+    "token-es256": b"\x00" + token(b'{"alg":"ES256","kid":"k1"}', b'{"sse":{"subscribe":["a/b/*"]},"aud":"streams"}', b"\x02" * 64),
+    "token-none": b"\x00" + token(b'{"alg":"none"}', b'{"sse":{"publish":["x"]}}', b""),
+    "token-crit": b"\x00" + token(b'{"alg":"HS256","crit":["exp"]}', b"{}"),
+    "token-padded": b"\x00" + base64.urlsafe_b64encode(b'{"alg":"HS256"}') + b"." + b64url(b"{}") + b".AA",
+    "base64url": b"\x00" + b"QUJD-_-_QQ",
+    "json-claims": b"\x01" + CLAIMS,
+    "json-escapes": b"\x01" + b'{"a\\u00e9":"\\ud83d\\ude00\\n\\"","b":[1,-0.5e-3,true,false,null,{}]}',
+    "json-duplicate": b"\x01" + b'{"exp":1,"sse":{},"exp":2}',
+    "json-nested": b"\x01" + b"[" * 15 + b"]" * 15,
+    "json-numbers": b"\x01" + b"[0,-0,1e400,01,1.,1E+2,123456789012345678901234567890]",
+    "pattern-prefix": b"\x02" + b"chat/*\nchat/a/b",
+    "pattern-boundary": b"\x02" + b"chat/*\nchatroom/x",
+    "pattern-any": b"\x02" + b"*\nnews",
+    "pattern-exact": b"\x02" + b"chat/room-1\nchat/room-1",
+    "pattern-bad": b"\x02" + b"a/*/b\na/x/b",
+}
+
+
 def write(target, seeds):
     folder = os.path.join(ROOT, target)
     shutil.rmtree(folder, ignore_errors=True)
@@ -128,3 +160,4 @@ write("chunked", {
 })
 write("sse", SSE)
 write("topic", TOPIC)
+write("jwt", JWT)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS on its committed seed corpus.
 #
-#   Fuzz/run.sh TARGET SECONDS      TARGET: request | chunked | sse | topic
+#   Fuzz/run.sh TARGET SECONDS      TARGET: request | chunked | sse | topic | jwt
 #
 # SwiftPM does not link fuzzers, so the package's own targets are built by SwiftPM with
 # libFuzzer's coverage and ASan (`-sanitize=fuzzer,address`, `-enable-testing` so the
@@ -25,7 +25,8 @@ case "$target" in
     chunked) entry=Fuzz/ChunkedBodyFuzz.swift; modules=(Locking HTTPCore) ;;
     sse)     entry=Fuzz/SSEEncoderFuzz.swift; modules=(Locking StreamHub) ;;
     topic)   entry=Fuzz/TopicFuzz.swift; modules=(Locking HTTPCore StreamHub GatewayAPI) ;;
-    *) echo "unknown fuzz target '$target' (request, chunked, sse, topic)" >&2; exit 2 ;;
+    jwt)     entry=Fuzz/JWTParserFuzz.swift; modules=(Locking JWT) ;;
+    *) echo "unknown fuzz target '$target' (request, chunked, sse, topic, jwt)" >&2; exit 2 ;;
 esac
 
 out=.build/fuzz

@@ -3,7 +3,8 @@
  * This file wires the page up; js/ holds one part each: dom.js (helpers), names.js (topic
  * and event-name rules, recent topics), stream.js (one channel's EventSource), streams.js
  * (the two streams, subscribing), received.js (the state value and the events log),
- * publish.js (the publish form), chart.js (the chart).
+ * publish.js (the publish form), token.js (the token and how a refusal is shown), chart.js
+ * (the chart).
  *
  * Stable element ids (tests rely on them; keep them):
  *   #topic                 topic input, default "demo" (#topic-list: datalist of recent topics)
@@ -13,6 +14,11 @@
  *   #subscribe-events      toggles the /events/<topic> EventSource (aria-pressed="true" while on)
  *   #subscribe-both        turns both on for the current topic
  *   #unsubscribe           closes both
+ *   #token                 the token (password field), kept in sessionStorage (this tab only): sent as
+ *                          ?access_token= when subscribing (EventSource cannot send headers) and as
+ *                          Authorization: Bearer when publishing; left out when empty
+ *   #token-error           the gateway's last refusal of the token (401 or 403, its reason and what
+ *                          to do), data-status="401|403"; hidden once a request is accepted again
  *   #topic-error           why the topic can't be used (hidden when fine); topics and event
  *                          names are checked here with the gateway's rules, so an invalid one
  *                          never reaches the network (and never puts a 400 in the console)
@@ -27,7 +33,8 @@
  *   #state-last-id, #events-last-id
  *                          the id the stream resumes from (EventSource lastEventId), "—" when none
  *   #state-error, #events-error
- *                          why a stream closed for good (the server's status and text); hidden otherwise
+ *                          why a stream closed for good (the server's status and text, e.g.
+ *                          "401 Unauthorized — invalid token: …"), data-status; hidden otherwise
  *   #state-value           current state value, lines kept (data-empty="true" before the first one)
  *   #state-id              id of the current state value
  *   #state-event, #state-time, #state-size   its event name, time received, size in bytes
@@ -44,7 +51,7 @@
  *   Subscribing a channel to a different topic clears that channel's display (value, or log and gap mark).
  *   #gap-mark              shown when a `gap` event arrives; data-first-missing="<first lost id>"
  *   #publish-channel       select: "state" | "events"
- *   #publish-event, #publish-token, #publish-body, #publish-button
+ *   #publish-event, #publish-body, #publish-button
  *                          (publishing with an event name also starts listening to that name)
  *   #publish-result        "<status> <response text>" e.g. `200 {"id":"3","subscribers":1}`;
  *                          data-status="<HTTP status>|pending|error", data-ok="true|false"
@@ -60,9 +67,11 @@ import { loadRecentTopics, readEventNames, renderRecentTopics } from './js/names
 import { publish } from './js/publish.js';
 import { clearLog } from './js/received.js';
 import { applyTopic, streams, subscribe, toggle } from './js/streams.js';
+import { keepToken } from './js/token.js';
 
 function start() {
   renderRecentTopics(loadRecentTopics());
+  keepToken();
   const params = new URLSearchParams(location.search);
   if (params.get('topic')) $('topic').value = params.get('topic');
   if (params.get('events')) $('event-names').value = params.get('events');

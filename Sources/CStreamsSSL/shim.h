@@ -134,4 +134,63 @@ static inline int64_t cstreams_ASN1_TIME_epoch(const ASN1_TIME *time) {
     return (int64_t)timegm(&parts);
 }
 
+// MARK: libcrypto for JSON Web Tokens (Sources/JWT).
+
+#include <openssl/evp.h>
+#include <openssl/ec.h>
+#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+
+/// A MAC context for HMAC-SHA256 keyed with `key`, ready for update/final, or
+/// NULL. The OSSL_PARAM array that names the digest is built in C, where its
+/// string pointers stay valid for the call. Free with EVP_MAC_CTX_free.
+static inline EVP_MAC_CTX *cstreams_hmac_sha256_new(const unsigned char *key, size_t key_length) {
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (mac == NULL) return NULL;
+    EVP_MAC_CTX *context = EVP_MAC_CTX_new(mac);
+    EVP_MAC_free(mac);
+    if (context == NULL) return NULL;
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    if (EVP_MAC_init(context, key, key_length, params) != 1) {
+        EVP_MAC_CTX_free(context);
+        return NULL;
+    }
+    return context;
+}
+/// HMAC-SHA256 of `data` into `out` (32 bytes) with a copy of `keyed`, a
+/// context from cstreams_hmac_sha256_new that is never changed itself (so one
+/// keyed context serves every thread). 1 on success.
+static inline int cstreams_hmac_sha256(const EVP_MAC_CTX *keyed, const unsigned char *data, size_t length,
+                                       unsigned char out[32]) {
+    EVP_MAC_CTX *context = EVP_MAC_CTX_dup(keyed);
+    if (context == NULL) return 0;
+    size_t written = 0;
+    int ok = EVP_MAC_update(context, data, length) == 1
+        && EVP_MAC_final(context, out, &written, 32) == 1 && written == 32;
+    EVP_MAC_CTX_free(context);
+    return ok;
+}
+/// The public key of a PEM "PUBLIC KEY" block (SubjectPublicKeyInfo) held in
+/// memory, or NULL. Never prompts for a passphrase.
+static inline EVP_PKEY *cstreams_read_public_key_pem(const char *pem, size_t length) {
+    BIO *bio = BIO_new_mem_buf(pem, (int)length);
+    if (bio == NULL) return NULL;
+    EVP_PKEY *key = PEM_read_bio_PUBKEY(bio, NULL, cstreams_no_passphrase, NULL);
+    BIO_free(bio);
+    return key;
+}
+/// The first private key of a PEM held in memory, or NULL (tests sign tokens with it).
+static inline EVP_PKEY *cstreams_read_private_key_pem(const char *pem, size_t length) {
+    BIO *bio = BIO_new_mem_buf(pem, (int)length);
+    if (bio == NULL) return NULL;
+    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, cstreams_no_passphrase, NULL);
+    BIO_free(bio);
+    return key;
+}
+
 #endif

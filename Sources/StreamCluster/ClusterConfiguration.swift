@@ -13,8 +13,12 @@ public struct ClusterConfiguration: Sendable {
     /// Longest wait for a connection to Redis, and between two reconnect attempts.
     public var connectTimeout: Duration = .seconds(1)
     /// Longest wait for this gateway's copy of a topic to reach what Redis held when
-    /// a subscriber arrived, before the topic is synced again from Redis.
-    public var fenceTimeout: Duration = .seconds(1)
+    /// a subscriber arrived, before the topic is synced again from Redis (and as long
+    /// again before the subscriber is refused with 503).
+    public var fenceTimeout: Duration = .milliseconds(500)
+    /// How long a topic nobody here subscribes to is still followed: a topic whose
+    /// subscribers come and go is not unsubscribed and synced again each time.
+    public var followLinger: Duration = .seconds(5)
     /// This gateway's name in the cluster (subscriber counts, probes): random per process.
     public var gatewayID: String
     /// Where the engine reports its link's changes (connected, lost, back).

@@ -65,10 +65,13 @@ extension ClusterEngine {
                 try await subscriber.subscribe([probeChannel], timeout: configuration.commandTimeout)
                 for (name, text) in [("publish", ClusterScripts.publish), ("sync", ClusterScripts.sync),
                                      ("floor", ClusterScripts.floor)] {
-                    let hash = try await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout)
-                    scriptHashes[name] = hash.string
+                    // A refusal (e.g. OOM) is no reason to stay away: EVAL sends the text instead.
+                    let hash = try await tolerating(await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout))
+                    scriptHashes[name] = hash?.string
                 }
-                _ = try await command.command(["SET", gatewayKey, "1", "PX", "3000"], timeout: configuration.commandTimeout)
+                _ = try await tolerating(await command.command(["SET", gatewayKey, "1", "PX", "3000"],
+                                                         timeout: configuration.commandTimeout))
+                try await checkEpoch(command)
             } catch {
                 link.close()
                 throw error
@@ -80,12 +83,34 @@ extension ClusterEngine {
         }
     }
 
+    /// Notices a Redis that lost its data (its epoch is gone or another): then, if this
+    /// gateway knew the old one, publishes pause for 3 s (`sse:refloor`) while every
+    /// gateway's syncs raise the counters of its topics to the ids it holds, so ids
+    /// never go backwards, whichever gateway publishes first.
+    private func checkEpoch(_ command: RedisConnection) async throws(RedisError) {
+        let timeout = configuration.commandTimeout
+        var current = try await command.command(["GET", ClusterKeys.epoch], timeout: timeout).string
+        if current == nil {
+            var generator = SystemRandomNumberGenerator()
+            let fresh = String(generator.next() as UInt64, radix: 16)
+            _ = try await command.command(["SET", ClusterKeys.epoch, fresh, "NX"], timeout: timeout)
+            current = try await command.command(["GET", ClusterKeys.epoch], timeout: timeout).string
+            if knownEpoch != nil {
+                _ = try await command.command(["SET", ClusterKeys.refloor, "1", "PX", "3000"], timeout: timeout)
+            }
+        }
+        if let knownEpoch, knownEpoch != current {
+            configuration.log("redis: Redis lost its data; ids go on from what the gateways hold")
+        }
+        knownEpoch = current
+    }
+
     private func install(_ link: RedisLink) {
         linkGeneration = link.generation
         self.link = link
         probesSent = 0
         probesSeen = 0
-        writtenCounts = [:]
+        countsNeedFullWrite = true  // Whatever changed while away: written anew, stale ones deleted.
         unsubscribing = []
         setReady(true, generation: link.generation)
         let generation = link.generation
@@ -122,7 +147,13 @@ extension ClusterEngine {
                 configuration.log("redis: this gateway's pub/sub connection is not subscribed any more; reconnecting")
                 return false
             }
-            _ = try await link.command.command(["SET", gatewayKey, "1", "PX", "3000"], timeout: configuration.commandTimeout)
+            // GET: the previous value; none means the key lapsed (this gateway was slow for
+            // 3 s) and another gateway's publish may have deleted its counts.
+            let previous = try await tolerating(await link.command.command(["SET", gatewayKey, "1", "PX", "3000", "GET"],
+                                                                     timeout: configuration.commandTimeout))
+            if previous == .null { countsNeedFullWrite = true }
+            heartbeats += 1
+            if heartbeats % 10 == 0 { countsNeedFullWrite = true }
             try await writeCounts(link)
         } catch {
             return false
@@ -130,29 +161,51 @@ extension ClusterEngine {
         return true
     }
 
-    /// Writes this gateway's subscriber counts that changed since last time (the
-    /// publish script sums those of live gateways).
-    private func writeCounts(_ link: RedisLink) async throws {
+    /// Runs a command whose error reply (e.g. OOM under `noeviction`) is logged and
+    /// passed over: only a lost or silent link is a reason to reconnect.
+    private func tolerating(_ command: @autoclosure () async throws(RedisError) -> RedisValue) async throws(RedisError) -> RedisValue? {
+        do {
+            return try await command()
+        } catch .server(let message) {
+            configuration.log("redis: refused (\(message)); going on")
+            return nil
+        }
+    }
+
+    /// Writes this gateway's subscriber counts that changed since last time, or all of
+    /// them (deleting those it wrote before) when `countsNeedFullWrite`; the publish
+    /// script sums those of live gateways.
+    private func writeCounts(_ link: RedisLink) async throws(RedisError) {
         let counts = await hub.subscriberCounts()
+        let full = countsNeedFullWrite
         var commands: [[String]] = []
         for channel in Channel.allCases {
-            for (topic, count) in counts {
-                let now = channel == .state ? count.state : count.events
-                let before = writtenCounts[topic].map { channel == .state ? $0.state : $0.events } ?? 0
-                if now != before { commands.append(countCommand(topic, channel, now)) }
+            func count(_ pair: (state: Int, events: Int)) -> Int { channel == .state ? pair.state : pair.events }
+            for (topic, pair) in counts {
+                let now = count(pair)
+                if full || now != writtenCounts[topic].map(count) ?? 0 { commands.append(countCommand(topic, channel, now)) }
             }
-            for (topic, count) in writtenCounts where counts[topic] == nil {
-                if (channel == .state ? count.state : count.events) != 0 { commands.append(countCommand(topic, channel, 0)) }
+            for (topic, pair) in writtenCounts where counts[topic] == nil && (full || count(pair) != 0) {
+                commands.append(countCommand(topic, channel, 0))
             }
         }
         writtenCounts = counts
+        countsNeedFullWrite = false
         guard !commands.isEmpty else { return }
         let timeout = configuration.commandTimeout
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for command in commands {
-                group.addTask { _ = try await link.command.command(command, timeout: timeout) }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for command in commands {
+                    group.addTask { _ = try await link.command.command(command, timeout: timeout) }
+                }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+        } catch let error as RedisError {
+            countsNeedFullWrite = true
+            if case .server = error { return }  // Refused (OOM): written again next time.
+            throw error
+        } catch {
+            countsNeedFullWrite = true
         }
     }
 

@@ -13,12 +13,25 @@ extension ClusterEngine {
                 if !toSubscribe.isEmpty {
                     group.addTask { await self.subscribeTopics(toSubscribe, link: link) }
                 }
-                for name in Array(followed.keys) {
+                // A bounded number at a time: after a reconnect with thousands of topics,
+                // their windows must not all come back at once (and time the link out).
+                for name in Array(followed.keys) where syncsInFlight < Self.maxSyncsInFlight {
                     guard let after = followed[name]?.takeSync() else { continue }
-                    group.addTask { await self.syncTopic(name, after: after, link: link) }
+                    syncsInFlight += 1
+                    group.addTask {
+                        await self.syncTopic(name, after: after, link: link)
+                        await self.syncFinished()
+                    }
                 }
             }
         }
+    }
+
+    static var maxSyncsInFlight: Int { 32 }
+
+    private func syncFinished() {
+        syncsInFlight -= 1
+        doorbellRinger.yield()  // Topics left waiting for a free slot.
     }
 
     private func subscribeTopics(_ topics: [String], link: RedisLink) async {
@@ -60,6 +73,7 @@ extension ClusterEngine {
             default:
                 configuration.log("redis: syncing \(topic) failed (\(error)); retrying")
                 try? await Task.sleep(for: .milliseconds(100))
+                guard self.link?.generation == link.generation else { return }
                 _ = followed[topic]?.syncFailed()
                 doorbellRinger.yield()
             }
@@ -91,7 +105,9 @@ extension ClusterEngine {
         if reply.lastEvents > entry.lastEvents {
             let held = entry.lastEvents
             let maxAge = configuration.replayMaxAgeMilliseconds
-            let kept = reply.entries.filter { $0.id > held && reply.now - $0.publishedAt <= maxAge }
+            // Only the oldest leave by age (a window is ordered by id): an entry that looks
+            // younger than one before it (Redis's clock stepped back) is still kept.
+            let kept = reply.entries.filter { $0.id > held }.drop { reply.now - $0.publishedAt > maxAge }
             let firstKept = kept.first?.id ?? reply.lastEvents + 1
             if firstKept > held + 1 {
                 steps.append(.skip(after: held, through: firstKept - 1))
@@ -164,13 +180,21 @@ extension ClusterEngine {
 
     private var probeChannelBytes: [UInt8] { ClusterKeys.probeChannel(gateway: configuration.gatewayID) }
 
-    /// Lets go of topics nobody here subscribes to (UNSUBSCRIBE, the hub forgets its
-    /// copy), then lets the hub prune.
+    /// Lets go of topics nobody here has subscribed to for `followLinger` (UNSUBSCRIBE,
+    /// the hub forgets its copy), then prunes the windows by age.
     public func sweep() async {
         guard !isShutdown else { return }
         let counts = await hub.subscriberCounts()
         var leaving: [String] = []
-        for name in Array(followed.keys) where counts[name] == nil && followed[name]!.isIdle {
+        let now = ContinuousClock.now
+        for name in Array(followed.keys) {
+            guard counts[name] == nil, followed[name]!.isIdle else {
+                followed[name]!.unwantedSince = nil
+                continue
+            }
+            let since = followed[name]!.unwantedSince ?? now
+            followed[name]!.unwantedSince = since
+            guard now - since >= configuration.followLinger else { continue }
             followed[name]!.leave()
             leaving.append(name)
         }
@@ -197,6 +221,7 @@ extension ClusterEngine {
             if self.link?.generation == link.generation { unsubscribing.subtract(gone) }
             doorbellRinger.yield()
         }
+        // The hub forgets no topic itself here (`forgetsIdleTopics` is off): this only prunes by age.
         await hub.sweep()
     }
 }

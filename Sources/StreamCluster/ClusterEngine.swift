@@ -43,8 +43,16 @@ public actor ClusterEngine: StreamEngine {
     var scriptHashes: [String: String] = [:]
     /// Subscriber counts last written to Redis, per topic.
     var writtenCounts: [String: (state: Int, events: Int)] = [:]
+    /// Write every count (and delete those written before) next time: after a new
+    /// link, a lapsed liveness key, and every tenth heartbeat.
+    var countsNeedFullWrite = true
+    var heartbeats: UInt64 = 0
     /// Topics whose UNSUBSCRIBE is not confirmed yet: a new SUBSCRIBE of one waits for it.
     var unsubscribing: Set<String> = []
+    /// Sync scripts sent and not answered yet (at most `maxSyncsInFlight`).
+    var syncsInFlight = 0
+    /// The epoch of the Redis this gateway last talked to (nil before the first link).
+    var knownEpoch: String?
     var probesSent: UInt64 = 0
     var probesSeen: UInt64 = 0
     /// Rings the worker (SUBSCRIBEs and syncs to send); holds at most one ring.
@@ -74,7 +82,9 @@ public actor ClusterEngine: StreamEngine {
     public init(configuration: ClusterConfiguration, executor: (any SerialExecutor)? = nil) {
         let executor = executor ?? QueueExecutor(label: "streams.cluster")
         self.configuration = configuration
-        self.hub = Hub(configuration: configuration.hub, executor: executor)
+        var hubConfiguration = configuration.hub
+        hubConfiguration.forgetsIdleTopics = false  // The engine decides what the mirror holds.
+        self.hub = Hub(configuration: hubConfiguration, executor: executor)
         self.executor = executor
         (doorbell, doorbellRinger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -113,9 +123,24 @@ public actor ClusterEngine: StreamEngine {
         } catch {
             throw .unavailable
         }
+        // Only wait on the link the fence was read from: a waiter added after the link
+        // was lost or the engine shut down would have nobody left to resume it.
+        guard !isShutdown, self.link?.generation == link.generation else { throw .unavailable }
         let ids = fence.array ?? []
         let state = UInt64(max(0, ids.first?.integer ?? 0))
-        let events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
+        var events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
+        if channel == .events, let resumeAfter = lastEventID, resumeAfter > events, ids.allSatisfy({ $0 == .null }),
+           resumeAfter <= Self.largestFloor {
+            // Redis holds no ids for the topic (never published, or Redis lost them) but the
+            // client has had `resumeAfter`: the topic's ids go on past it, never backwards.
+            let arguments: [[UInt8]] = [Array("0".utf8), Array(String(resumeAfter).utf8)]
+            if (try? await runScript("floor", ClusterScripts.floor, link: link, keys: [keys.ids], arguments: arguments)) != nil {
+                // The mirror must reach the new floor before the subscriber starts (a sync brings it).
+                events = resumeAfter
+                followed[topic]?.resync()
+                doorbellRinger.yield()
+            }
+        }
         guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
         return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
     }
@@ -176,6 +201,10 @@ public actor ClusterEngine: StreamEngine {
         await hub.shutdown()
     }
 
+    /// The highest id a client's `Last-Event-ID` may raise a counter to (Lua's numbers
+    /// are exact to 2^53; a forged header must not take ids near it).
+    static var largestFloor: UInt64 { 1 << 48 }
+
     // MARK: - Following topics
 
     /// Starts following `topic` if this gateway does not yet.
@@ -191,7 +220,7 @@ public actor ClusterEngine: StreamEngine {
         if let entry = followed[topic], entry.phase == .live, entry.holds(state: state, events: events) {
             return true
         }
-        guard followed[topic] != nil else { return false }
+        guard followed[topic] != nil, link != nil, !isShutdown else { return false }
         return await withCheckedContinuation { continuation in
             followed[topic]?.waiters.append(FollowedTopic.Waiter(
                 state: state, events: events, deadline: .now + configuration.fenceTimeout, resume: continuation))

@@ -15,6 +15,12 @@ import StreamHub
 struct ClusterKeys: Sendable {
     static let topicChannelPrefix: [UInt8] = Array("sse:t:".utf8)
     static let gatewayPrefix = "sse:gw:"
+    /// A random value set when a Redis is first used: a gateway that finds it gone or
+    /// changed knows Redis lost its data.
+    static let epoch = "sse:epoch"
+    /// Exists for a few seconds after a gateway found Redis empty: publishes wait
+    /// (503) while every gateway raises the counters of the topics it follows.
+    static let refloor = "sse:refloor"
 
     let ids: String
     let state: String

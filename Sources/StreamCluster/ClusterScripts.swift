@@ -8,8 +8,13 @@ enum ClusterScripts {
     /// its subscribers even if Redis lost the counter), replay count, replay age in
     /// ms, the pub/sub channel, the gateway liveness key prefix, the publishing
     /// gateway's id (its own subscribers it counts itself, exactly).
-    /// Returns `{id, subscribers of every other live gateway}`.
+    /// Returns `{id, subscribers of every other live gateway}`, or an error while
+    /// `sse:refloor` exists (Redis came back empty and the gateways are raising the
+    /// counters to the ids they hold: nothing is published meanwhile).
     static let publish = """
+    if redis.call('EXISTS', 'sse:refloor') == 1 then
+      return redis.error_reply('REFLOOR Redis came back empty; the gateways are restoring the ids')
+    end
     local channel = ARGV[1]
     local id = redis.call('HINCRBY', KEYS[1], channel, 1)
     local floor = tonumber(ARGV[4])

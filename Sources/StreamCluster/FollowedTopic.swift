@@ -45,6 +45,8 @@ struct FollowedTopic {
     /// Messages held while not live; past it the buffer is dropped and the topic
     /// syncs again from Redis's window.
     static let bufferLimit = 65_536
+    /// The same bound in bytes of data (values may be up to the body limit each).
+    static let bufferByteLimit = 8 << 20
 
     private(set) var phase: Phase = .subscribing
     /// Ids the hub holds for the topic (the engine is the hub's only writer for it).
@@ -52,12 +54,18 @@ struct FollowedTopic {
     private(set) var lastEvents: UInt64 = 0
     private(set) var subscribeSent = false
     private(set) var syncSent = false
-    private(set) var buffer: [ClusterMessage] = []
+    private(set) var buffer: [ClusterMessage] = [] {
+        didSet { if buffer.isEmpty { bufferBytes = 0 } }
+    }
+    private var bufferBytes = 0
     /// The buffer overflowed: what it dropped is fetched by another sync.
     private(set) var bufferDropped = false
     /// Subscribers between their arrival and their registration in the hub: while
     /// any, the topic is not let go.
     var pendingSubscribers = 0
+    /// Since when nobody here subscribes (nil while someone does): the sweep lets
+    /// the topic go once that is older than the linger.
+    var unwantedSince: ContinuousClock.Instant?
     var waiters: [Waiter] = []
 
     // MARK: Subscribing and syncing
@@ -139,11 +147,14 @@ struct FollowedTopic {
                 return .sync
             }
         case .subscribing, .syncing, .leaving:
-            if buffer.count >= Self.bufferLimit {
+            if buffer.count >= Self.bufferLimit || bufferBytes + message.data.utf8.count > Self.bufferByteLimit {
                 bufferDropped = true
                 buffer = []
             }
-            if !bufferDropped { buffer.append(message) }
+            if !bufferDropped {
+                buffer.append(message)
+                bufferBytes += message.data.utf8.count
+            }
             return .none
         }
     }

@@ -297,6 +297,10 @@ public actor Hub: StreamEngine {
 
     /// Forgets the topic if it holds nothing worth keeping (its ids start over).
     private func forgetIfIdle(_ name: String, now: ContinuousClock.Instant) {
+        guard configuration.forgetsIdleTopics else {
+            topics[name]?.pruneWindow(now: now)
+            return
+        }
         if topics[name]?.isWorthKeeping(now: now) == false {
             topics[name] = nil
         }

@@ -35,11 +35,13 @@ struct ConfigurationTests {
     static let documentedFlags = [
         "--host", "--port", "--public", "--retry-ms", "--heartbeat", "--events-queue-limit", "--replay-count",
         "--replay-max-age", "--max-body", "--max-header-bytes", "--max-uri", "--max-connections",
-        "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token", "--cors-origin",
+        "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token",
+        "--jwt-secret", "--jwt-public-key", "--jwt-audience", "--subscribe-auth", "--cors-origin",
         "--shutdown-grace", "--access-log", "--redis", "--tls-cert", "--tls-key",
     ]
 
-    /// One value for every option (TLS is tested on its own: it needs a pair).
+    /// One value for every option (TLS is tested on its own: it needs a pair; so are
+    /// `--jwt-audience` and `--subscribe-auth`, which need a key: TokenConfigurationTests).
     static let oneValueEach: [(name: String, text: String, expected: GatewayConfiguration)] = [
         ("host", "0.0.0.0", defaults { $0.host = "0.0.0.0" }),
         ("redis", "redis://:secret@10.0.0.5:6380/2", defaults {
@@ -60,6 +62,8 @@ struct ConfigurationTests {
         ("idle-timeout", "2m", defaults { $0.idleTimeout = .seconds(120) }),
         ("body-timeout", "3", defaults { $0.bodyTimeout = .seconds(3) }),
         ("publish-token", "s3cret-T0ken", defaults { $0.publishToken = "s3cret-T0ken" }),
+        ("jwt-secret", String(repeating: "k", count: 32), defaults { $0.jwtSecret = String(repeating: "k", count: 32) }),
+        ("jwt-public-key", "/etc/sse-gateway/jwt.pem", defaults { $0.jwtPublicKey = "/etc/sse-gateway/jwt.pem" }),
         ("cors-origin", "https://app.example", defaults { $0.corsOrigin = "https://app.example" }),
         ("shutdown-grace", "0", defaults { $0.shutdownGrace = .zero }),
         ("access-log", "true", defaults { $0.accessLog = true }),
@@ -77,13 +81,15 @@ struct ConfigurationTests {
         #expect(c.headerTimeout == .seconds(10) && c.idleTimeout == .seconds(60) && c.bodyTimeout == .seconds(10))
         #expect(c.publishToken == nil && c.corsOrigin == "*" && c.shutdownGrace == .seconds(2) && !c.accessLog)
         #expect(c.tlsCertificate == nil && c.tlsKey == nil)
+        #expect(c.jwtSecret == nil && c.jwtPublicKey == nil && c.jwtAudience == nil && c.subscribeAuth == .open)
     }
 
     /// The parser knows exactly the documented flags, and the per-option table covers them all.
     @Test func everyDocumentedFlagIsKnown() {
         let known = Set(GatewayOptions.all.map(\.flag))
         #expect(known == Set(Self.documentedFlags))
-        #expect(Set(Self.oneValueEach.map { "--" + $0.name }) == known.subtracting(["--tls-cert", "--tls-key"]))
+        #expect(Set(Self.oneValueEach.map { "--" + $0.name })
+            == known.subtracting(["--tls-cert", "--tls-key", "--jwt-audience", "--subscribe-auth"]))
     }
 
     /// `--flag value` sets the option.

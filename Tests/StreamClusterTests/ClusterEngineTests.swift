@@ -38,7 +38,7 @@ struct ClusterEngineTests {
                     acknowledged.store(result.id, ordering: .relaxed)
                 }
             }()
-            for _ in 0..<40 {
+            for _ in 0..<20 {
                 let floor = acknowledged.load(ordering: .relaxed)
                 let subscription = try await b.subscribe("room", .state)
                 let events = try await subscription.events(3)
@@ -75,6 +75,23 @@ struct ClusterEngineTests {
             #expect(events.first?.event == "gap" && events.first?.data == "3")
             #expect(events.dropFirst().compactMap(\.number) == [8, 9, 10])
             #expect(b.engine.counters.gapEvents == 1)
+        }
+    }
+
+    /// The window's age limit holds across gateways: events older than --replay-max-age are not replayed (a `gap` says so), and a Last-Event-ID newer than the topic's last id is treated as absent.
+    @Test func theWindowsAgeAndANewerLastEventID() async throws {
+        try await withCluster({ $0.hub.replayMaxAge = .seconds(1) }) { _, engines in
+            let (a, b) = (engines[0], engines[1])
+            for index in 1...3 { _ = try await a.publish("aging", .events, "old\(index)") }
+            try await Task.sleep(for: .milliseconds(1300))
+            _ = try await a.publish("aging", .events, "young")
+            let resumed = try await b.subscribe("aging", after: 0)
+            let events = try await resumed.events(2)
+            #expect(events.first?.event == "gap" && events.first?.data == "1")
+            #expect(events.last?.number == 4 && events.last?.data == "young")
+            let ahead = try await b.subscribe("aging", after: 99)
+            _ = try await a.publish("aging", .events, "live")
+            #expect(try await ahead.events(1).first?.number == 5)
         }
     }
 
@@ -142,17 +159,32 @@ struct ClusterEngineTests {
 
             await redis.kill()
             try await redis.start(keepData: false)
-            try await a.ready()
             try await b.ready()
-            // A's sync after reconnecting raises Redis's counters to what A holds.
-            #expect(try await eventually {
-                try await redis.run(["HGET", "sse:{count}:id", "events"]).integer == 5
-            })
-            let id = try await b.publish("count", .events, "e6").id
+            // B, which does not follow the topic, publishes as soon as it can: refused
+            // while the gateways restore the ids, then past what A's subscribers have had.
+            var id: UInt64?
+            let deadline = ContinuousClock.now + .seconds(10)
+            while id == nil, ContinuousClock.now < deadline {
+                do {
+                    id = try await b.publish("count", .events, "e6").id
+                } catch PublishError.unavailable {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
             #expect(id == 6)
             #expect(try await events.events(1).first?.number == 6)
             #expect(try await b.publish("count", .state, "s2").id == 2)
             #expect(try await state.events(1).first?.number == 2)
+        }
+    }
+
+    /// A client resuming a topic Redis holds no ids for (Redis lost them) raises the topic's ids past its Last-Event-ID.
+    @Test func aResumeAboveWhatRedisHoldsKeepsIdsGoingForward() async throws {
+        try await withCluster(engines: 1) { _, engines in
+            let a = engines[0]
+            let resumed = try await a.subscribe("after-loss", after: 40)
+            #expect(try await a.publish("after-loss", .events, "next").id == 41)
+            #expect(try await resumed.events(1).first?.number == 41)
         }
     }
 
@@ -204,12 +236,15 @@ struct ClusterEngineTests {
 
     /// A topic nobody here subscribes to any more is let go: unsubscribed in Redis and forgotten by the hub.
     @Test func topicsNobodyFollowsAreLetGo() async throws {
-        try await withCluster(engines: 1) { redis, engines in
+        try await withCluster(engines: 1, { $0.followLinger = .milliseconds(300) }) { redis, engines in
             let a = engines[0]
             let subscription = try await a.subscribe("brief")
             _ = try await a.publish("brief", .events, "x")
             #expect(try await subscription.events(1).count == 1)
             subscription.cancel()
+            await a.engine.sweep()
+            #expect(await a.engine.snapshot().topics == 1, "let go before the linger")
+            try await Task.sleep(for: .milliseconds(400))
             await a.engine.sweep()
             #expect(await a.engine.snapshot().topics == 0)
             #expect(try await eventually { try await redis.run(["PUBSUB", "NUMSUB", "sse:t:brief"]).array?.last?.integer == 0 })

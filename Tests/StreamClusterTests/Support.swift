@@ -15,6 +15,9 @@ final class RunningEngine: Sendable {
     init(_ url: String, _ configure: (inout ClusterConfiguration) -> Void = { _ in }) throws {
         var configuration = ClusterConfiguration(redis: try RedisURL(parsing: url))
         configuration.connectTimeout = .milliseconds(500)
+        // A loaded test machine must not look like a stalled Redis: a killed one is
+        // noticed at once anyway (the connection closes).
+        configuration.commandTimeout = .seconds(5)
         configure(&configuration)
         let engine = ClusterEngine(configuration: configuration, executor: EventLoop.shared.actorExecutor)
         self.engine = engine

@@ -4,6 +4,9 @@ stall the page's connections. Everything listens on and talks to 127.0.0.1 only.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import http.client
 import json
 import os
@@ -321,3 +324,12 @@ def _close(sock: socket.socket) -> None:
         sock.close()
     except OSError:
         pass
+
+
+def hs256_token(secret: str, claims: dict) -> str:
+    """A JWT signed with HS256 (the secret made by the test, never checked in)."""
+    def b64url(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    signing_input = b64url(b'{"alg":"HS256","typ":"JWT"}') + "." + b64url(json.dumps(claims).encode())
+    signature = hmac.new(secret.encode(), signing_input.encode(), hashlib.sha256).digest()
+    return signing_input + "." + b64url(signature)

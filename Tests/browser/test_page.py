@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import threading
 import time
 
 
-from harness import ARTIFACTS, ROOT, CurlSubscriber, Gateway, Proxy, wait_until
+from harness import ARTIFACTS, ROOT, CurlSubscriber, Gateway, Proxy, hs256_token, wait_until
 
 # Network errors the browser logs by itself when a test takes the gateway away on
 # purpose: EventSource retries and the page's /metrics poll hit a closed port.
@@ -173,7 +174,7 @@ def test_publish_errors_and_token_are_shown(tab, topic):
         assert tab.attr("#publish-result", "data-ok") == "false"
         assert tab.text("#publish-result").startswith("401 ")
 
-        tab.page.fill("#publish-token", "s3cret")
+        tab.page.fill("#token", "s3cret")
         tab.page.click("#publish-button")
         tab.wait_js("() => document.getElementById('publish-result').dataset.status === '200'")
         assert tab.text("#publish-result") == '200 {"id":"1","subscribers":0}'
@@ -189,6 +190,80 @@ def test_publish_errors_and_token_are_shown(tab, topic):
         assert "empty segment" in tab.text("#topic-error")
         assert tab.attr("#state-status", "data-state") == "idle"
         assert gw.metrics()["sse_gateway_publishes_total{channel=\"events\"}"] == 1
+        tab.console.assert_clean()
+    finally:
+        assert gw.stop() == 0
+
+
+def test_token_subscribes_publishes_and_refusals_are_shown(tab, topic):
+    secret = secrets.token_hex(32)
+    gw = Gateway("jwt", "--jwt-secret", secret, "--subscribe-auth", "token").start()
+    try:
+        tab.console.allow(r"status of 40[13] \((Unauthorized|Forbidden)\)",
+                          "the browser logs the gateway's 401 and 403 to the page's requests, on purpose")
+        later = int(time.time()) + 3600
+        # No token: the stream is refused with 401 and the page says a token is needed.
+        tab.open(gw.url(), f"topic={topic}&subscribe=state")
+        tab.wait_status("state", "closed")
+        tab.wait_js("() => document.getElementById('state-error').dataset.status === '401'")
+        assert "needs a token" in tab.text("#token-error")
+        assert tab.attr("#token-error", "data-status") == "401"
+
+        # A valid token for other topics: 403, naming the topic.
+        tab.page.fill("#token", hs256_token(secret, {"exp": later, "sse": {"subscribe": ["elsewhere/*"]}}))
+        tab.page.press("#token", "Enter")
+        tab.wait_js("() => document.getElementById('state-error').dataset.status === '403'")
+        assert topic in tab.text("#state-error")
+        assert "does not grant" in tab.text("#token-error")
+
+        # A token granting the topic: both streams open (token in the query), publishing
+        # (token in the header) reaches them; the refusal message goes away.
+        token = hs256_token(secret, {"exp": later, "sse": {"subscribe": [topic], "publish": [topic]}})
+        tab.page.fill("#token", token)
+        tab.page.click("#subscribe-both")
+        tab.wait_status("state", "open")
+        tab.wait_status("events", "open")
+        assert not tab.page.is_visible("#token-error")
+        assert tab.text("#events-path") == f"/events/{topic}?access_token=…"
+        tab.page.fill("#publish-body", "with a token")
+        tab.page.click("#publish-button")
+        tab.wait_js("() => document.getElementById('publish-result').dataset.status === '200'")
+        assert tab.text("#publish-result") == '200 {"id":"1","subscribers":1}'
+        assert [e["value"] for e in tab.wait_entries(1)] == ["with a token"]
+
+        # Kept in this tab only: sessionStorage, not localStorage.
+        assert tab.page.evaluate("() => sessionStorage.getItem('streams.token')") == token
+        assert token not in tab.page.evaluate("() => JSON.stringify(localStorage)")
+
+        # Publishing to a topic the token does not grant: 403 in the result line.
+        tab.page.fill("#topic", topic + "-other")
+        tab.page.click("#publish-button")
+        tab.wait_js("() => document.getElementById('publish-result').dataset.status === '403'")
+        assert tab.text("#publish-result").startswith("403 Forbidden")
+        metrics = gw.metrics()
+        assert metrics['sse_gateway_auth_failures_total{reason="missing"}'] >= 1
+        assert metrics['sse_gateway_auth_failures_total{reason="forbidden"}'] >= 2
+        tab.console.assert_clean()
+    finally:
+        assert gw.stop() == 0
+
+
+def test_stream_ends_when_its_token_expires(tab, topic):
+    secret = secrets.token_hex(32)
+    gw = Gateway("jwt-exp", "--jwt-secret", secret, "--subscribe-auth", "token").start()
+    try:
+        tab.console.allow(r"status of 401 \(Unauthorized\)",
+                          "the browser reconnects with the expired token and the gateway answers 401, on purpose")
+        tab.open(gw.url(), f"topic={topic}")
+        # exp 2 s ahead: the gateway accepts it for 5 s more (the leeway), then ends the stream.
+        tab.page.fill("#token", hs256_token(secret, {"exp": int(time.time()) + 2, "sse": {"subscribe": [topic]}}))
+        tab.page.click("#subscribe-events")
+        tab.wait_status("events", "open")
+        tab.wait_status("events", "closed", timeout=20)
+        tab.wait_js("() => document.getElementById('events-error').dataset.status === '401'")
+        assert "expired" in tab.text("#events-error")
+        assert "Paste a valid token" in tab.text("#token-error")
+        assert gw.metrics()['sse_gateway_auth_failures_total{reason="expired"}'] >= 1
         tab.console.assert_clean()
     finally:
         assert gw.stop() == 0

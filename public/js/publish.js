@@ -2,6 +2,7 @@
 import { $, channelURL } from './dom.js';
 import { nameProblem, readTopic, rememberTopic } from './names.js';
 import { listenTo } from './streams.js';
+import { describeAnswer, readToken, tokenAccepted } from './token.js';
 
 let publishSequence = 0;
 
@@ -27,7 +28,7 @@ export async function publish() {
   }
   // Show what this page publishes: an event type nobody listens to would not appear.
   if (name) listenTo(name);
-  const token = $('publish-token').value.trim();
+  const token = readToken();
   const url = channelURL(channel, topic) + (name ? '?event=' + encodeURIComponent(name) : '');
   const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
   if (token) headers.Authorization = 'Bearer ' + token;
@@ -40,7 +41,12 @@ export async function publish() {
     });
     const text = (await response.text()).trim();
     if (sequence !== publishSequence) return; // a later publish owns the result line
-    showResult(response.status + ' ' + (text || response.statusText), response.status, response.ok);
+    if (response.status === 401 || response.status === 403) {
+      showResult(describeAnswer(response.status, response.statusText, text, 'publish'), response.status, false);
+    } else {
+      if (response.ok) tokenAccepted();
+      showResult(response.status + ' ' + (text || response.statusText), response.status, response.ok);
+    }
   } catch (error) {
     if (sequence !== publishSequence) return;
     showResult('network error: ' + (error && error.message ? error.message : String(error)), 'error', false);

@@ -1,6 +1,7 @@
 // One channel's EventSource (/state/<topic> or /events/<topic>): status, reconnects, listeners.
-import { $, channelURL, setText, showMessage } from './dom.js';
+import { $, setText, showMessage } from './dom.js';
 import { readEventNames } from './names.js';
+import { describeAnswer, shownPath, streamURL, tokenAccepted } from './token.js';
 
 /** One channel's subscription: its EventSource, listeners, status and reconnect count. */
 export class Stream {
@@ -36,14 +37,14 @@ export class Stream {
     this.lastId = '';
     if (topic !== this.topic) this.hooks.newTopic();
     this.topic = topic;
-    const url = channelURL(this.channel, topic);
+    const url = streamURL(this.channel, topic);
     const source = new EventSource(url);
     this.source = source;
     this.showStatus('connecting');
     this.showReconnects();
     this.showLastId('');
-    showMessage(this.channel + '-error', '');
-    setText(this.channel + '-path', '/' + url);
+    this.showError(null, '');
+    setText(this.channel + '-path', shownPath(this.channel, topic));
     this.button.setAttribute('aria-pressed', 'true');
     this.hooks.started(this);
 
@@ -58,6 +59,7 @@ export class Stream {
       }
       this.everOpen = true;
       this.showStatus('open');
+      tokenAccepted();
     });
     source.addEventListener('error', () => {
       if (this.source !== source) return;
@@ -109,24 +111,35 @@ export class Stream {
     }
   }
 
-  /** EventSource hides why it closed; ask once more with fetch to show the server's answer. */
+  /**
+   * EventSource hides why it closed (a 401 when a token expired and the browser
+   * reconnected, a 403, a 503); ask once more with fetch to show the server's answer.
+   */
   explainClose(url) {
-    const id = this.channel + '-error';
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), 5000);
     fetch(url, { headers: { Accept: 'text/event-stream' }, cache: 'no-store', signal: abort.signal })
       .then((response) => {
         if (response.ok) {
           abort.abort();
-          showMessage(id, 'The stream closed. Subscribe again to retry.');
+          this.showError(null, 'The stream closed. Subscribe again to retry.');
           return null;
         }
         return response.text().then((text) => {
-          showMessage(id, response.status + ' ' + (text.trim() || response.statusText));
+          this.showError(response.status,
+            describeAnswer(response.status, response.statusText, text.trim(), 'subscribe'));
         });
       })
-      .catch(() => showMessage(id, 'The stream closed and the gateway could not be reached.'))
+      .catch(() => this.showError(null, 'The stream closed and the gateway could not be reached.'))
       .finally(() => clearTimeout(timer));
+  }
+
+  /** #<channel>-error with the answer's status in data-status (none: a plain message). */
+  showError(status, text) {
+    const el = $(this.channel + '-error');
+    showMessage(this.channel + '-error', text);
+    if (status) el.dataset.status = String(status);
+    else delete el.dataset.status;
   }
 
   showStatus(state) {

@@ -25,6 +25,12 @@ final class PipelineCore: Sendable {
     let connection: Connection
     let loop: EventLoop
     private let state: Locked<State>
+    /// Continuations are resumed inside this lock, and a resumed task takes it once
+    /// when it is back: the runtime orders the resumer's writes before the task's next
+    /// step already, but ThreadSanitizer cannot see that (it reported the loop's write of
+    /// a reply into a caller's frame racing the caller's read); it sees `Locked`. As
+    /// `LoopJobQueue`'s resume fence.
+    private let resumeFence = Locked(())
     /// Set for a subscriber: message pushes go here instead of to a caller.
     private let onMessage: MessageHandler?
     /// Writes and reads so far (tests check that commands share writes).
@@ -62,10 +68,11 @@ final class PipelineCore: Sendable {
             }
             switch action {
             case .none: break
-            case .resumeWriter(let writer): writer.resume()
-            case .fail(let caller, let error): caller.resume(returning: .failure(error))
+            case .resumeWriter(let writer): resumeFence.withLock { _ in writer.resume() }
+            case .fail(let caller, let error): resumeFence.withLock { _ in caller.resume(returning: .failure(error)) }
             }
         }
+        resumeFence.withLock { _ in }
         return try result.get()
     }
 
@@ -82,8 +89,10 @@ final class PipelineCore: Sendable {
     private func perform(_ closing: State.Closing?) {
         guard let closing else { return }
         connection.abort()
-        closing.writer?.resume()
-        for (caller, error) in closing.callers { caller.resume(returning: .failure(error)) }
+        resumeFence.withLock { _ in
+            closing.writer?.resume()
+            for (caller, error) in closing.callers { caller.resume(returning: .failure(error)) }
+        }
         for handler in closing.handlers { handler() }
     }
 
@@ -97,8 +106,9 @@ final class PipelineCore: Sendable {
                 return
             case .idle:
                 await withUnsafeContinuation { (writer: Writer) in
-                    if !state.withLock({ $0.parkWriter(writer) }) { writer.resume() }
+                    if !state.withLock({ $0.parkWriter(writer) }) { resumeFence.withLock { _ in writer.resume() } }
                 }
+                resumeFence.withLock { _ in }
             case .write:
                 writes.add(1, ordering: .relaxed)
                 do {
@@ -167,7 +177,9 @@ final class PipelineCore: Sendable {
                     }
                     return nil
                 }
-                for (caller, result) in resumptions { caller.resume(returning: result) }
+                resumeFence.withLock { _ in
+                    for (caller, result) in resumptions { caller.resume(returning: result) }
+                }
                 resumptions.removeAll(keepingCapacity: true)
                 perform(closing)
             }

@@ -71,7 +71,27 @@ extension GatewayConfiguration {
             throw ConfigurationError(message: "--tls-key (or SSE_GATEWAY_TLS_KEY) was given without "
                 + "--tls-cert (or SSE_GATEWAY_TLS_CERT); give both to serve HTTPS")
         }
+        try checkTokenOptions(configuration)
         return .run(configuration)
+    }
+
+    /// The token options that only make sense together.
+    private static func checkTokenOptions(_ configuration: GatewayConfiguration) throws(ConfigurationError) {
+        let secret = "--jwt-secret (or SSE_GATEWAY_JWT_SECRET)"
+        let publicKey = "--jwt-public-key (or SSE_GATEWAY_JWT_PUBLIC_KEY)"
+        if configuration.jwtSecret != nil, configuration.jwtPublicKey != nil {
+            throw ConfigurationError(message: "\(secret) and \(publicKey) were both given; "
+                + "the key decides the algorithm, so give one")
+        }
+        let hasKey = configuration.jwtSecret != nil || configuration.jwtPublicKey != nil
+        if configuration.subscribeAuth == .token, !hasKey {
+            throw ConfigurationError(message: "--subscribe-auth token (or SSE_GATEWAY_SUBSCRIBE_AUTH) needs a key "
+                + "to check tokens with: give \(secret) or \(publicKey)")
+        }
+        if configuration.jwtAudience != nil, !hasKey {
+            throw ConfigurationError(message: "--jwt-audience (or SSE_GATEWAY_JWT_AUDIENCE) was given without a key: "
+                + "give \(secret) or \(publicKey)")
+        }
     }
 
     /// Runs `option`'s reader, naming `source` (the flag or the variable) on failure.

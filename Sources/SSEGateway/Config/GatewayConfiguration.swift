@@ -1,11 +1,14 @@
+import GatewayAPI
 import HTTPCore
 import RedisClient
 
 /// Everything the gateway can be told at start, already validated.
 ///
 /// A value of this type promises that every field is within the range the
-/// command line accepts (see `GatewayOptions`), and that `tlsCertificate` and
-/// `tlsKey` are either both set or both nil. `GatewayConfiguration()` holds the
+/// command line accepts (see `GatewayOptions`), that `tlsCertificate` and
+/// `tlsKey` are either both set or both nil, and that at most one JWT key is
+/// set, and one is when `subscribeAuth` is `.token` or `jwtAudience` is set.
+/// `GatewayConfiguration()` holds the
 /// documented defaults; `--help` prints them from this same value, so the two
 /// cannot drift apart.
 struct GatewayConfiguration: Sendable, Equatable {
@@ -40,8 +43,19 @@ struct GatewayConfiguration: Sendable, Equatable {
     var idleTimeout: Duration = .seconds(60)
     /// Time a request body may take to arrive once its head is in.
     var bodyTimeout: Duration = .seconds(10)
-    /// Bearer token required on every POST; nil leaves publishing open.
+    /// Bearer token required on every POST; nil leaves publishing open. With
+    /// a JWT key, it is accepted beside tokens.
     var publishToken: String? = nil
+    /// Secret for HS256 tokens (`--jwt-secret`, at least 32 bytes); at most
+    /// one of it and `jwtPublicKey`.
+    var jwtSecret: String? = nil
+    /// Path of the PEM public key for RS256 or ES256 tokens (`--jwt-public-key`).
+    var jwtPublicKey: String? = nil
+    /// The audience a token's `aud` must contain; nil leaves `aud` unchecked.
+    /// Set only with a key.
+    var jwtAudience: String? = nil
+    /// Whether subscribing needs a token; `.token` only with a key.
+    var subscribeAuth: SubscribeAuth = .open
     /// Value of `Access-Control-Allow-Origin`.
     var corsOrigin = "*"
     /// Time streams get to end cleanly on SIGTERM/SIGINT before being cut.

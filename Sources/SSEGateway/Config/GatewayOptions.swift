@@ -1,4 +1,7 @@
+import GatewayAPI
+import JWT
 import RedisClient
+
 /// One setting of the command line: its flag, its environment variable, how
 /// its text becomes a configuration field, and how `--help` shows it.
 ///
@@ -114,6 +117,29 @@ enum GatewayOptions {
                       isSecret: true,
                       defaultText: { $0.publishToken == nil ? "none (publishing is open)" : "set" },
                       apply: { config, text throws(ValueProblem) in config.publishToken = try OptionValue.word(text) }),
+        GatewayOption(name: "jwt-secret", kind: .value(placeholder: "SECRET"),
+                      summary: "Accept HS256 tokens signed with SECRET (at least 32 bytes).",
+                      isSecret: true,
+                      defaultText: { $0.jwtSecret == nil ? "none" : "set" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.jwtSecret = try OptionValue.secret(text, minimumBytes: JWTKey.minimumSecretBytes) }),
+        GatewayOption(name: "jwt-public-key", kind: .value(placeholder: "PATH"),
+                      summary: "Accept RS256 (RSA) or ES256 (EC P-256) tokens for this PEM public key.",
+                      defaultText: { $0.jwtPublicKey ?? "none" },
+                      apply: { config, text throws(ValueProblem) in config.jwtPublicKey = try OptionValue.text(text) }),
+        GatewayOption(name: "jwt-audience", kind: .value(placeholder: "AUD"),
+                      summary: "Accept only tokens whose aud contains AUD.",
+                      defaultText: { $0.jwtAudience ?? "none (aud not checked)" },
+                      apply: { config, text throws(ValueProblem) in config.jwtAudience = try OptionValue.text(text) }),
+        GatewayOption(name: "subscribe-auth", kind: .value(placeholder: "open|token"),
+                      summary: "token: every subscription needs a token granting its topics.",
+                      defaultText: { $0.subscribeAuth.rawValue },
+                      apply: { config, text throws(ValueProblem) in
+                          guard let mode = SubscribeAuth(rawValue: text) else {
+                              throw ValueProblem(expectation: "expected open or token")
+                          }
+                          config.subscribeAuth = mode
+                      }),
         GatewayOption(name: "cors-origin", kind: .value(placeholder: "ORIGIN"),
                       summary: "Value of Access-Control-Allow-Origin.",
                       defaultText: { $0.corsOrigin },

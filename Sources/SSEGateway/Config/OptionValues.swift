@@ -86,6 +86,17 @@ enum OptionValue {
         return text
     }
 
+    /// A secret of at least `minimumBytes` bytes (UTF-8) of `text`'s rules.
+    /// The message says how long it was, never what it was.
+    static func secret(_ text: String, minimumBytes: Int) throws(ValueProblem) -> String {
+        let secret = try self.text(text)
+        guard secret.utf8.count >= minimumBytes else {
+            throw ValueProblem(expectation: "expected a secret of at least \(minimumBytes) bytes "
+                + "(HS256 needs a key as long as its hash); this one has \(secret.utf8.count)")
+        }
+        return secret
+    }
+
     /// A single word of visible ASCII (no spaces), as an HTTP header can carry it.
     static func word(_ text: String) throws(ValueProblem) -> String {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {

@@ -37,6 +37,8 @@ extension GatewayConfiguration {
             "Sizes: bytes, or with a unit of 1024: 64k or 64KiB, 1m or 1MiB, 1g or 1GiB.",
             "BOOL and switch variables: true/false, 1/0 or yes/no.",
             "Give --tls-cert and --tls-key together, or neither.",
+            "Give at most one of --jwt-secret and --jwt-public-key; --subscribe-auth token",
+            "and --jwt-audience need one of them.",
         ]
         return lines.joined(separator: "\n") + "\n"
     }

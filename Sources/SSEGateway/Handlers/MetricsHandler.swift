@@ -1,3 +1,4 @@
+import GatewayAPI
 import HTTPCore
 import StreamHub
 
@@ -7,6 +8,7 @@ import StreamHub
 struct MetricsHandler: Sendable {
     let engine: any StreamEngine
     let counters: ConnectionCounters
+    let authFailures: AuthFailures
     let descriptorLimit: UInt64
 
     func respond() async -> HTTPResponse {
@@ -50,6 +52,9 @@ struct MetricsHandler: Sendable {
         text.counter("sse_gateway_tls_handshake_failures_total",
                      help: "TLS connections closed before their handshake completed.",
                      value: counters.tlsHandshakeFailures.load(ordering: .relaxed))
+        text.counter("sse_gateway_auth_failures_total",
+                     help: "Requests refused for their token (missing, invalid, expired, forbidden).",
+                     samples: AuthFailures.reasons.map { (labels: [("reason", $0)], value: authFailures.count($0)) })
         text.gauge("sse_gateway_open_files_limit", help: "The process's open-descriptor limit.", value: descriptorLimit)
         return HTTPResponse(status: .ok, headers: ["Content-Type": PrometheusText.contentType],
                             body: Array(text.text.utf8))

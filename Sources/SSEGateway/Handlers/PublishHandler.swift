@@ -7,11 +7,12 @@ import StreamHub
 /// is a refusal (a status with a one-line reason) and changes nothing.
 struct PublishHandler: Sendable {
     let engine: any StreamEngine
-    let token: PublishToken?
+    /// The publish token and the token key: checked first, so a refused publish changes nothing.
+    let access: AccessControl
 
     func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
-        if let token, !token.authorizes(request.head.headers["Authorization"]) {
-            return .refused(.unauthorized, "missing or wrong publish token", headers: ["WWW-Authenticate": "Bearer"])
+        if case .failure(let refusal) = access.publish(request.head, topic: topic) {
+            return .refusal(refusal)
         }
         let event: String?
         switch PublishQuery.eventName(in: request.head.query) {

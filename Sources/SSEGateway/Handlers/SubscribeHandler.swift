@@ -11,14 +11,18 @@ import StreamHub
 /// out in one `writev`); when the client vanishes the subscription is
 /// cancelled, the loop ends and the subscriber leaves the hub; when the hub
 /// finishes the subscriber (overflow, shutdown) the response ends and the
-/// connection closes.
+/// connection closes. A token is checked before anything is subscribed
+/// (`AccessControl`), and a stream opened with one ends when the token stops
+/// being accepted (`TokenExpiry`).
 struct SubscribeHandler: Sendable {
     let engine: any StreamEngine
+    let access: AccessControl
     let retryFrame: [UInt8]
     let headers: HTTPHeaders
 
-    init(engine: any StreamEngine, retryMilliseconds: Int) {
+    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int) {
         self.engine = engine
+        self.access = access
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
         headers = [
             "Content-Type": "text/event-stream",
@@ -28,6 +32,11 @@ struct SubscribeHandler: Sendable {
     }
 
     func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
+        let grant: AccessControl.Grant
+        switch access.subscribe(request.head, topics: [topic]) {
+        case .success(let granted): grant = granted
+        case .failure(let refusal): return .refusal(refusal)
+        }
         if request.head.method == "HEAD" {
             // The headers of the stream, without subscribing: the server sends
             // only the head of a streaming answer to HEAD.
@@ -51,18 +60,20 @@ struct SubscribeHandler: Sendable {
             }
             stream.onPeerClosed { subscription.cancel() }
             defer { subscription.cancel() }
-            do {
-                try await stream.write([retryFrame])
-                while true {
-                    // Behind the jobs already queued on the loop (publishes among
-                    // them), so that a busy topic's frames go out several to a
-                    // write, instead of one write per frame per subscriber.
-                    await stream.afterQueuedWork()
-                    guard let batch = await subscription.nextBatch() else { break }
-                    try await stream.write(batch)
+            await TokenExpiry.endStream(of: subscription, at: grant.acceptedUntil) {
+                do {
+                    try await stream.write([retryFrame])
+                    while true {
+                        // Behind the jobs already queued on the loop (publishes among
+                        // them), so that a busy topic's frames go out several to a
+                        // write, instead of one write per frame per subscriber.
+                        await stream.afterQueuedWork()
+                        guard let batch = await subscription.nextBatch() else { break }
+                        try await stream.write(batch)
+                    }
+                } catch {
+                    // The client went away mid-write; the subscription is cancelled above.
                 }
-            } catch {
-                // The client went away mid-write; the subscription is cancelled above.
             }
         }))
     }

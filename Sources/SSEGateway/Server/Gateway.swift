@@ -27,11 +27,12 @@ final class Gateway: Sendable {
     private let stopRequests: AsyncStream<String>
     private let stopContinuation: AsyncStream<String>.Continuation
 
-    /// - Throws: `ConfigurationError` for TLS files that cannot be used (the
-    ///   caller exits 2, as for a bad flag); other errors when binding fails.
+    /// - Throws: `ConfigurationError` for TLS files or a token key that cannot
+    ///   be used (the caller exits 2, as for a bad flag); other errors when binding fails.
     init(configuration: GatewayConfiguration) throws {
         self.configuration = configuration
         let tls = try TLSSetup.load(configuration)
+        let access = try TokenSetup.accessControl(configuration)
         var hubConfiguration = HubConfiguration()
         hubConfiguration.eventsQueueLimit = configuration.eventsQueueLimit
         hubConfiguration.replayCount = configuration.replayCount
@@ -63,9 +64,10 @@ final class Gateway: Sendable {
 
         let counters = ConnectionCounters()
         let router = Router(
-            subscribe: SubscribeHandler(engine: engine, retryMilliseconds: configuration.retryMilliseconds),
-            publish: PublishHandler(engine: engine, token: configuration.publishToken.map(PublishToken.init)),
-            metrics: MetricsHandler(engine: engine, counters: counters, descriptorLimit: limit),
+            subscribe: SubscribeHandler(engine: engine, access: access, retryMilliseconds: configuration.retryMilliseconds),
+            publish: PublishHandler(engine: engine, access: access),
+            metrics: MetricsHandler(engine: engine, counters: counters, authFailures: access.failures,
+                                    descriptorLimit: limit),
             files: StaticFiles(root: configuration.publicDirectory))
         let accessLog = configuration.accessLog
         server = try HTTPServer(configuration: serverConfiguration, counters: counters, tls: tls,
@@ -73,7 +75,9 @@ final class Gateway: Sendable {
                                 handler: { request in
                                     let response = policy.finish(await router.respond(to: request))
                                     if accessLog {
-                                        Log.info("\(request.head.method) \(request.head.target) \(response.head.status.code)")
+                                        // Tokens never reach the log: `access_token=…`.
+                                        Log.info("\(request.head.method) \(RequestToken.redacted(request.head.target)) "
+                                            + "\(response.head.status.code)")
                                     }
                                     return response
                                 })

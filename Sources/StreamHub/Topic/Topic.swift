@@ -90,6 +90,10 @@ struct Topic: Sendable {
         window.noteEvicted(through: id)
     }
 
+    mutating func pruneWindow(now: ContinuousClock.Instant) {
+        window.prune(now: now)
+    }
+
     var hasSubscribers: Bool { !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty }
 
     /// Whether anything here is worth keeping: subscribers, a state value, or events

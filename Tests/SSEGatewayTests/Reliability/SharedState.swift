@@ -1,11 +1,12 @@
+import Locking
 import Synchronization
 
 /// The newest acked id of every topic on both channels, as the publishers see it.
 final class TopicLedger: Sendable {
-    private let acked: Mutex<(events: [UInt64], state: [UInt64])>
+    private let acked: Locked<(events: [UInt64], state: [UInt64])>
 
     init(topics: Int) {
-        acked = Mutex(([UInt64](repeating: 0, count: topics), [UInt64](repeating: 0, count: topics)))
+        acked = Locked(([UInt64](repeating: 0, count: topics), [UInt64](repeating: 0, count: topics)))
     }
 
     func note(_ id: UInt64, topic: Int, channel: StreamChannel) {
@@ -40,8 +41,8 @@ final class Counter: Sendable {
 
 /// A value shared by tasks.
 final class SharedValue<Value: Sendable>: Sendable {
-    private let state: Mutex<Value>
-    init(_ value: Value) { state = Mutex(value) }
+    private let state: Locked<Value>
+    init(_ value: Value) { state = Locked(value) }
     var value: Value { state.withLock { $0 } }
     func set(_ value: Value) { state.withLock { $0 = value } }
     func update(_ body: (inout Value) -> Void) { state.withLock { body(&$0) } }

@@ -1,3 +1,4 @@
+import Locking
 import Foundation
 import Synchronization
 import Testing
@@ -74,10 +75,10 @@ struct Readers: Sendable {
 
 /// How many events each reader has, for publishers that must not outrun them.
 final class ReaderProgress: Sendable {
-    private let counts: Mutex<[Int]>
+    private let counts: Locked<[Int]>
 
     init(_ readers: Int) {
-        counts = Mutex([Int](repeating: 0, count: readers))
+        counts = Locked([Int](repeating: 0, count: readers))
     }
 
     func set(_ count: Int, reader: Int) { counts.withLock { $0[reader] = count } }
