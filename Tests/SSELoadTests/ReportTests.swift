@@ -5,8 +5,8 @@ import Testing
 /// The report's two forms.
 struct ReportTests {
     private static let keys = [
-        "tool", "url", "channel", "subscribers", "topics", "publishers", "rate", "size", "duration_s", "ramp_s",
-        "connections_established", "connections_failed", "connect_s", "connect_p50_ms", "connect_p99_ms", "connect_max_ms",
+        "tool", "url", "urls", "publish_to", "channel", "subscribers", "topics", "publishers", "rate", "size", "duration_s", "ramp_s",
+        "connections_established", "connections_failed", "connections_per_url", "connect_s", "connect_p50_ms", "connect_p99_ms", "connect_max_ms",
         "publishes_attempted", "publishes_acked", "publishes_failed", "publish_s", "publish_rate_achieved",
         "publish_ack_p50_ms", "publish_ack_p99_ms",
         "events_received", "unique_deliveries", "expected_deliveries", "server_counted_deliveries",

@@ -37,10 +37,22 @@ final class LoadStats: Sendable {
     /// on. Publishers read it when they send, to know how many deliveries they owe.
     private let topicStreaming: [CounterBox]
 
-    init(topics: Int = 1) {
+    /// Per URL (`--url`, in order), subscribers whose head arrived from it.
+    private let targetConnected: [CounterBox]
+
+    init(topics: Int = 1, targets: Int = 1) {
         latencyShards = (0..<Self.shardCount).map { _ in HistogramBox() }
         topicStreaming = (0..<max(1, topics)).map { _ in CounterBox() }
+        targetConnected = (0..<max(1, targets)).map { _ in CounterBox() }
     }
+
+    /// A subscriber of URL `target` got its head.
+    func connectedTo(target: Int) {
+        targetConnected[target].value.add(1, ordering: .relaxed)
+    }
+
+    /// Per URL, subscribers whose head arrived from it.
+    var connectedPerTarget: [Int] { targetConnected.map { $0.value.load(ordering: .relaxed) } }
 
     /// A subscriber of `topic` started streaming.
     func streamingStarted(topic: Int) {

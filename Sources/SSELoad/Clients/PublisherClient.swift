@@ -11,6 +11,7 @@ struct PublisherClient: Sendable {
 
     func run(pacer initial: Pacer, quota: Int?) async -> PublisherResult {
         let configuration = plan.configuration
+        let endpoint = plan.endpoint(ofPublisher: index)
         var pacer = initial
         var result = PublisherResult(topics: configuration.topics)
         var sequences = [UInt64](repeating: 0, count: configuration.topics)
@@ -26,13 +27,13 @@ struct PublisherClient: Sendable {
             result.attempted += 1
             let deadline = ContinuousClock.now + configuration.connectTimeout
             do {
-                if connection == nil { connection = try await PublishConnection.open(plan.address, deadline: deadline) }
+                if connection == nil { connection = try await PublishConnection.open(endpoint.address, deadline: deadline) }
                 // Deliveries owed: the topic's subscribers streaming now, as this process knows them
                 // (a server's own count could hide a subscriber it never queued for).
                 let streaming = stats.streaming(topic: topic)
                 let sent = MonotonicClock.nanoseconds()
                 let body = Payload(publisher: index, sequence: sequences[topic], sentNanos: sent).encoded(size: configuration.size)
-                let reply = try await connection!.exchange(plan.publishRequest(topic: topic, body: body), deadline: deadline)
+                let reply = try await connection!.exchange(endpoint.publishRequest(topic: topic, body: body), deadline: deadline)
                 let ackedAt = MonotonicClock.nanoseconds()
                 if reply.closes {
                     connection?.close()

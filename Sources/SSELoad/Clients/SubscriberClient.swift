@@ -21,11 +21,12 @@ struct SubscriberClient: Sendable {
             return fail("cancelled before connecting")
         }
         let configuration = plan.configuration
+        let endpoint = plan.endpoint(ofSubscriber: index)
         let began = MonotonicClock.nanoseconds()
         let deadline = ContinuousClock.now + configuration.connectTimeout
         let connection: Connection
         do {
-            connection = try await Connection.connect(to: plan.address, deadline: deadline)
+            connection = try await Connection.connect(to: endpoint.address, deadline: deadline)
         } catch {
             return fail("connect: \(Self.describe(error))")
         }
@@ -33,7 +34,7 @@ struct SubscriberClient: Sendable {
         var stream = SubscriberStream(channel: configuration.channel, publishers: configuration.publishers)
         var batch = DeliveryBatch()
         do {
-            try await connection.write(plan.subscribeRequests[probe.topic], deadline: deadline)
+            try await connection.write(endpoint.subscribeRequests[probe.topic], deadline: deadline)
             while stream.status == nil {
                 let bytes = try await connection.read(maxBytes: Self.readSize, deadline: deadline)
                 guard !bytes.isEmpty else { return fail("connection closed before the response head") }
@@ -46,6 +47,7 @@ struct SubscriberClient: Sendable {
             return fail("subscribe: status \(stream.status ?? 0)")
         }
         stats.streamingStarted(topic: probe.topic)
+        stats.connectedTo(target: configuration.target(ofSubscriber: index))
         stats.connectSucceeded(after: headAt - began, at: headAt)
         probe.enter(.streaming)
         await readEvents(&stream, batch: &batch, on: connection, firstAt: headAt)

@@ -18,11 +18,13 @@ struct LoadUsageError: Error, Equatable, Sendable {
 /// Reads the command line into a `LoadCommand`.
 ///
 /// Promises: `--flag value` and `--flag=value` both work; the same flag twice
-/// keeps the last value; `--help` answers at once; every error names the flag
+/// keeps the last value, except `--url`, where each one adds a URL (a node of a
+/// cluster; the first replaces the default); `--help` answers at once; every error names the flag
 /// at fault and quotes the bad value.
 enum LoadCommandLine {
     static func parse(_ arguments: [String]) throws(LoadUsageError) -> LoadCommand {
         var configuration = LoadConfiguration()
+        var urls: [LoadTarget] = []
         var index = arguments.startIndex
         while index < arguments.endIndex {
             let argument = arguments[index]
@@ -49,8 +51,16 @@ enum LoadCommandLine {
                 value = arguments[index]
                 index += 1
             }
-            try apply(option, value, to: &configuration)
+            if option.name == "url" {
+                urls.append(try LoadURL.parse(value, flag: "--url"))
+                guard urls.count <= LoadConfiguration.maxTargets else {
+                    throw LoadUsageError(message: "--url given more than \(LoadConfiguration.maxTargets) times")
+                }
+            } else {
+                try apply(option, value, to: &configuration)
+            }
         }
+        if !urls.isEmpty { configuration.targets = urls }
         return .run(configuration)
     }
 
@@ -58,7 +68,11 @@ enum LoadCommandLine {
                               to configuration: inout LoadConfiguration) throws(LoadUsageError) {
         let flag = "--\(option.name)"
         switch option.name {
-        case "url": configuration.target = try LoadURL.parse(value, flag: flag)
+        case "publish-to":
+            guard let choice = PublishTo(rawValue: value) else {
+                throw LoadUsageError(message: "\(flag) must be 'first' or 'all', not '\(value)'")
+            }
+            configuration.publishTo = choice
         case "subscribers":
             configuration.subscribers = try integer(value, flag, 0...Int.max)
             guard configuration.subscribers <= LoadConfiguration.maxSubscribers else {

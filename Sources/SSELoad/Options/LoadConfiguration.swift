@@ -6,8 +6,11 @@ import StreamHub
 /// command line accepts (see `LoadCommandLine`); `LoadConfiguration()` holds
 /// the documented defaults, and `--help` prints them from this same value.
 struct LoadConfiguration: Sendable, Equatable {
-    /// Where the gateway listens (plain HTTP only, for now).
-    var target = LoadTarget(host: "127.0.0.1", port: 8080, basePath: "")
+    /// Where the gateways listen (plain HTTP only, for now): one URL, or one per
+    /// node of a cluster (`--url` given several times). Never empty.
+    var targets = [LoadTarget(host: "127.0.0.1", port: 8080, basePath: "")]
+    /// Which of `targets` the publishers use.
+    var publishTo = PublishTo.first
     /// SSE connections to hold, at most `maxSubscribers`.
     var subscribers = 1000
     /// Topics the subscribers are spread over (subscriber j is on topic j % topics).
@@ -43,12 +46,33 @@ struct LoadConfiguration: Sendable, Equatable {
     static let maxSubscribers = 19_000
     /// The most publishers (their index is packed in 16 bits of a delivery tag).
     static let maxPublishers = 256
+    /// The most URLs (`--url` given this many times at most).
+    static let maxTargets = 64
     /// The most topics one run spreads over.
     static let maxTopics = 100_000
 
     /// Descriptors a run needs: one per connection plus a reserve for the
     /// event loop, standard streams and the runtime.
     var descriptorsNeeded: UInt64 { UInt64(subscribers + publishers + 64) }
+
+    /// The first URL; setting it leaves that one URL alone in `targets`.
+    var target: LoadTarget {
+        get { targets[0] }
+        set { targets = [newValue] }
+    }
+
+    /// The URL (index in `targets`) subscriber `index` connects to: round-robin
+    /// within each topic, so with one topic subscriber j is on URL j % N, and with
+    /// many topics every topic has subscribers on every URL (a plain j % N would put
+    /// all of topic 0 on URL 0 when N divides the number of topics).
+    func target(ofSubscriber index: Int) -> Int {
+        (index % topics + index / topics) % targets.count
+    }
+
+    /// The URL (index in `targets`) publisher `index` publishes to.
+    func target(ofPublisher index: Int) -> Int {
+        publishTo == .all ? index % targets.count : 0
+    }
 
     /// The topic name of topic `index`.
     func topicName(_ index: Int) -> String { "\(topicPrefix)/\(index)" }
@@ -61,6 +85,13 @@ struct LoadConfiguration: Sendable, Equatable {
         guard let limit = publishLimit, publishers > 0 else { return nil }
         return limit / publishers + (index < limit % publishers ? 1 : 0)
     }
+}
+
+/// `--publish-to`: the publishers all on the first URL, or spread round-robin
+/// over every URL (publisher p on URL p % N).
+enum PublishTo: String, Sendable, CaseIterable {
+    case first
+    case all
 }
 
 /// A parsed `http://host[:port][/base]` URL: where to connect and what to put

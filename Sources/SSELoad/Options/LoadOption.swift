@@ -12,9 +12,13 @@ struct LoadOption: Sendable {
 
     /// Every option, in the order `--help` lists them.
     static let all: [LoadOption] = [
-        LoadOption(name: "url", placeholder: "URL", summary: "Gateway base URL (http:// only for now).") {
-            $0.target.description
+        LoadOption(name: "url", placeholder: "URL",
+                   summary: "Gateway base URL (http:// only for now). Give it once per node of a\n"
+                    + "        cluster: subscribers are spread round-robin over the URLs.") {
+            $0.targets.map(\.description).joined(separator: " ")
         },
+        LoadOption(name: "publish-to", placeholder: "first|all",
+                   summary: "Publishers on the first URL only, or spread round-robin over all.") { $0.publishTo.rawValue },
         LoadOption(name: "subscribers", placeholder: "N",
                    summary: "SSE connections to hold (at most \(LoadConfiguration.maxSubscribers)).") { "\($0.subscribers)" },
         LoadOption(name: "topics", placeholder: "N",
@@ -58,7 +62,9 @@ struct LoadOption: Sendable {
             "Load for an SSE gateway from one process: subscribers connect over the ramp",
             "(GET /<channel>/<topic>), then publishers POST timestamped payloads for the",
             "duration; at the end it reports connections, publishes, deliveries, loss,",
-            "duplicates, out-of-order deliveries and latency percentiles.",
+            "duplicates, out-of-order deliveries and latency percentiles. With several",
+            "--url (a cluster), loss, order and latency are counted across all of them:",
+            "a delivery on one node of a publish made on another is checked the same way.",
             "",
             "Options:",
         ]

@@ -16,6 +16,8 @@ struct LoadReport: Sendable {
     var configuration: LoadConfiguration
     var connectionsEstablished: Int
     var connectionsFailed: Int
+    /// Per URL (`--url`, in order), subscribers that connected to it.
+    var connectionsPerURL: [Int]
     /// From the run's start to the last successful connect (the ramp included).
     var connectSeconds: Double?
     var connectLatency: LatencyHistogram
@@ -54,6 +56,7 @@ struct LoadReport: Sendable {
         func seconds(_ from: UInt64, _ to: UInt64) -> Double { to > from ? Double(to - from) / 1e9 : 0 }
         connectionsEstablished = stats.connected.load(ordering: .relaxed)
         connectionsFailed = stats.connectFailed.load(ordering: .relaxed)
+        connectionsPerURL = stats.connectedPerTarget
         let lastConnect = stats.lastConnectNanos.load(ordering: .relaxed)
         connectSeconds = lastConnect == 0 ? nil : seconds(timeline.startNanos, lastConnect)
         connectLatency = stats.connectLatencies()

@@ -11,6 +11,8 @@ extension LoadReport {
         var json = JSONLine()
         json.add("tool", .string("sse-load"))
         json.add("url", .string(configuration.target.description))
+        json.add("urls", .array(configuration.targets.map { .string($0.description) }))
+        json.add("publish_to", .string(configuration.publishTo.rawValue))
         json.add("channel", .string(configuration.channel.rawValue))
         json.add("subscribers", .int(configuration.subscribers))
         json.add("topics", .int(configuration.topics))
@@ -21,6 +23,7 @@ extension LoadReport {
         json.add("ramp_s", .double(DurationText.seconds(configuration.ramp)))
         json.add("connections_established", .int(connectionsEstablished))
         json.add("connections_failed", .int(connectionsFailed))
+        json.add("connections_per_url", .array(connectionsPerURL.map(JSONLine.Value.int)))
         json.add("connect_s", connectSeconds.map(JSONLine.Value.double) ?? .null)
         json.add("connect_p50_ms", .optional(Self.milliseconds(connectLatency, 50)))
         json.add("connect_p99_ms", .optional(Self.milliseconds(connectLatency, 99)))
@@ -59,8 +62,9 @@ extension LoadReport {
 
 /// A flat JSON object built key by key, in order.
 struct JSONLine {
-    enum Value {
+    indirect enum Value {
         case string(String)
+        case array([Value])
         case int(Int)
         case double(Double)
         case null
@@ -81,6 +85,7 @@ struct JSONLine {
         case .string(let text): return quote(text)
         case .int(let number): return "\(number)"
         case .null: return "null"
+        case .array(let values): return "[" + values.map(encode).joined(separator: ",") + "]"
         case .double(let number):
             guard number.isFinite else { return "null" }
             let rounded = (number * 1000).rounded() / 1000

@@ -6,7 +6,7 @@ extension LoadReport {
         let c = configuration
         let rate = c.rate > 0 ? "\(Self.number(c.rate))/s" : "full speed"
         var lines = [
-            "sse-load \(c.target) — \(Self.count(c.subscribers, "subscriber")) on \(Self.count(c.topics, "topic")) "
+            "sse-load \(c.targets.map(\.description).joined(separator: " + ")) — \(Self.count(c.subscribers, "subscriber")) on \(Self.count(c.topics, "topic")) "
                 + "(/\(c.channel.rawValue)), \(Self.count(c.publishers, "publisher")) at \(rate), "
                 + "\(c.size)-byte payloads, \(DurationText.format(c.duration))",
         ]
@@ -17,6 +17,10 @@ extension LoadReport {
                 + ", p99 \(Self.ms(Self.milliseconds(connectLatency, 99))) ms)"
         }
         lines.append(Self.row("connections", connect))
+        if c.targets.count > 1 {
+            let split = zip(c.targets, connectionsPerURL).map { "\($1) on \($0)" }.joined(separator: ", ")
+            lines.append(Self.row("", "\(split); publishers on \(c.publishTo == .all ? "every URL" : "the first URL")"))
+        }
         var publishes = "\(publishesAttempted) attempted, \(publishesAcked) acked, \(publishesFailed) failed; "
             + "\(Self.number(achievedPublishRate))/s achieved"
         if !publishLatency.isEmpty {

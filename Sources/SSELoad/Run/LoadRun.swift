@@ -31,7 +31,7 @@ struct LoadRun: Sendable {
 
     private func runPhases(showProgress: Bool) async -> LoadReport {
         let configuration = plan.configuration
-        let stats = LoadStats(topics: configuration.topics)
+        let stats = LoadStats(topics: configuration.topics, targets: configuration.targets.count)
         let probes = (0..<configuration.subscribers).map { SubscriberProbe(topic: configuration.topic(ofSubscriber: $0)) }
         var timeline = Timeline(startNanos: MonotonicClock.nanoseconds())
         let start = ContinuousClock.now
