@@ -88,7 +88,9 @@ final class LoopJobQueue: Sendable {
     static let maxDeferredTurns: UInt64 = 3
 
     private let state = Locked(State())
-    private let resumeFence = Locked(())
+    /// A byte, not `()`: an empty value's address, which TSan sees written by
+    /// `withLock`, can be the next field's.
+    private let resumeFence = Locked<UInt8>(0)
     private let wake: @Sendable () -> Void
     /// The loop thread's `pthread_t`, set when it starts.
     private let loopThread = Atomic<UInt>(0)
