@@ -144,12 +144,16 @@ class Issue16Targets:
 
         def ratio_row(target, scenario, other, getter, unit, limit, higher, extra=None):
             """limit None: a figure for reference, no verdict."""
-            cells, xs, verdicts = [], [], []
+            cells, xs, verdicts, unjudged = [], [], [], 0
             for i, (g, o) in enumerate(pair(scenario, other, getter)):
                 if g is None or not o:
-                    why = ("no gateway figure" if g is None else f"no {LABEL[other]} figure")
-                    cells.append(f"– ({why})" if i < max(len(self.runs(scenario, "gateway")),
-                                                        len(self.runs(scenario, other))) else "–")
+                    if i >= max(len(self.runs(scenario, "gateway")), len(self.runs(scenario, other))):
+                        cells.append("–")
+                        continue
+                    unjudged += 1
+                    why = ("no gateway figure" if g is None else f"no {LABEL[other]} figure" if o is None
+                           else f"{LABEL[other]} held no step" if scenario == "2" else f"{LABEL[other]}'s figure is 0")
+                    cells.append(f"– ({why}): not judged")
                     continue
                 x = g / o
                 if limit is None:
@@ -170,6 +174,8 @@ class Issue16Targets:
             overall = (f"{verdict(all(verdicts))} in {sum(verdicts)} of {len(verdicts)} run"
                        f"{'s' if len(verdicts) != 1 else ''}; mean ratio {mean(xs):.2f}×" if verdicts
                        else "not measured")
+            if unjudged:
+                overall = f"**not judged in every run** ({unjudged} not); " + overall
             rows.append((target, cells, overall))
 
         if "3" in b.results:
