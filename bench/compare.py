@@ -48,11 +48,12 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a tiny version of every scenario (CI smoke test)")
     ap.add_argument("--runs", type=int, help="runs of each scenario (default 2, 1 with --quick)")
     ap.add_argument("--scenarios", default="1,2,3,4,5,6,7",
-                    help="which scenarios, e.g. 2,3 (1 includes 1b and 6 includes 6b in a full run); "
+                    help="which scenarios, e.g. 2,3 (1 includes 1b in a full run; 6 includes 6b); "
                          f"'issue16' for issue 16's table ({ISSUE16}, without 1b)")
     ap.add_argument("--systems", default="nchan,limit,gateway",
                     help="nchan,limit,gateway (or some of them; limit is the bare C server, bench/limit/limit.c)")
-    ap.add_argument("--out", help="report path (default bench/RESULTS.md; /tmp/streams-RESULTS-quick.md with --quick)")
+    ap.add_argument("--out", help="report path (default bench/RESULTS.md; bench/RESULTS-issue16.md with "
+                                  "--scenarios issue16; /tmp/streams-RESULTS-quick.md with --quick)")
     ap.add_argument("--wait-quiet", type=float, default=0, metavar="MINUTES",
                     help="first wait up to MINUTES for the 1-min load average to drop below --quiet-load")
     ap.add_argument("--quiet-load", type=float, default=1.5)
@@ -88,7 +89,9 @@ def main():
 
     bench = Bench(args)
     bench.quiet_note = wait_for_quiet(args.wait_quiet, args.quiet_load) if args.wait_quiet > 0 else None
+    # A run of issue 16's table alone goes beside the last full run, not over it.
     out = args.out or (os.path.join(tempfile.gettempdir(), "streams-RESULTS-quick.md") if args.quick
+                       else os.path.join(BENCH, "RESULTS-issue16.md") if args.scenarios == "issue16"
                        else os.path.join(BENCH, "RESULTS.md"))
     started = datetime.datetime.now(datetime.timezone.utc)
     log(f"temp dir {bench.tmp}; report to {out}")
