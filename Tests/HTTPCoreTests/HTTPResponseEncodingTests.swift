@@ -36,3 +36,15 @@ struct HTTPResponseEncodingTests {
         #expect(feed([framed]).requests.first?.body == payload)
     }
 }
+
+/// The size line the event loop formats on the stack is the one `chunkHeader` builds.
+struct ChunkHeaderInPlaceTests {
+    @Test(arguments: [0, 1, 9, 10, 15, 16, 255, 256, 4095, 65_536, 1 << 40, Int.max])
+    func inPlaceHeaderMatchesTheArrayOne(_ size: Int) {
+        let written = withUnsafeTemporaryAllocation(byteCount: 24, alignment: 1) { buffer in
+            let length = ChunkedEncoding.writeChunkHeader(size: size, into: buffer)
+            return Array(buffer[0..<length])
+        }
+        #expect(written == ChunkedEncoding.chunkHeader(size: size))
+    }
+}

@@ -58,6 +58,23 @@ public enum ChunkedEncoding {
         return out
     }
 
+    /// Writes `chunkHeader(size:)` into `buffer` (at least 18 bytes) without
+    /// allocating; returns its length.
+    static func writeChunkHeader(size: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(size >= 0, "a chunk size is never negative")
+        var length = 0
+        var shift = (Int.bitWidth - size.leadingZeroBitCount - 1) / 4 * 4
+        while shift >= 0 {
+            let digit = UInt8((size >> shift) & 0xF)
+            buffer[length] = digit < 10 ? 0x30 + digit : 0x61 + digit - 10
+            length += 1
+            shift -= 4
+        }
+        buffer[length] = HTTPSyntax.cr
+        buffer[length + 1] = HTTPSyntax.lf
+        return length + 2
+    }
+
     /// The CRLF that follows each chunk's data.
     public static let chunkEnd: [UInt8] = [HTTPSyntax.cr, HTTPSyntax.lf]
 

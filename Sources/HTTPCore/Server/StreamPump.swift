@@ -22,7 +22,7 @@ final class StreamPump: TurnEndWork, Sendable {
         let batch: StreamBatch
     }
 
-    private let stream: ResponseStream
+    let stream: ResponseStream
     private let source: any StreamSource
     /// The pump's phase, and the callback the source calls when it has frames
     /// (made once per stream, when it starts).
@@ -38,7 +38,7 @@ final class StreamPump: TurnEndWork, Sendable {
         self.source = source
     }
 
-    private var connection: Connection { stream.connection }
+    var connection: Connection { stream.connection }
 
     /// The stream's whole life, in the connection's task: `head` (the response head,
     /// already encoded), `body.prelude` and whatever the source has at once go out in
@@ -117,15 +117,13 @@ final class StreamPump: TurnEndWork, Sendable {
             case .finished:
                 return end()
             case .batch(let batch):
-                let chunks = stream.framed(batch.chunks)
-                var position = WritePosition(chunks: chunks)
-                let progress: Connection.WriteProgress
+                let outcome: BatchWrite
                 do {
-                    progress = try connection.writeAvailable(chunks, at: &position)
+                    outcome = try writeNow(batch)
                 } catch {
                     return end()
                 }
-                guard progress == .done else {
+                if case .blocked(let chunks, let position) = outcome {
                     connection.counters?.streamWritesBlocked.add(1, ordering: .relaxed)
                     let rest = Handover(chunks: chunks, position: position, batch: batch)
                     guarded.withLock { guarded in
