@@ -52,33 +52,55 @@ struct LoopSchedulerTests {
         #expect(result11 == .none)
     }
 
-    /// Jobs queued by a turn's jobs run in the next turn; turn-end work queued by a
-    /// turn's jobs runs at the end of that same turn; work queued by turn-end work
-    /// runs at the end of the next turn.
+    /// Jobs queued by a turn's jobs run in the next turn; turn-end work queued
+    /// during turn t runs at the end of turn t + 1, after that turn's jobs (the
+    /// publisher's reply goes out before the fan-out); work queued while the loop
+    /// is between turns or parked runs at the end of the very next turn.
     @Test func workRunsInTheTurnTheRulesSay() {
         var scheduler = Scheduler()
+        _ = scheduler.atTurnEnd("queued before turn 0")
         _ = scheduler.enqueue(1)
         var jobs: [Int] = []
         var work: [String] = []
         scheduler.beginTurn(into: &jobs)
         #expect(jobs == [1])
-        // Job 1 runs: it queues job 2 and a flush.
-        _ = scheduler.enqueue(2)
-        _ = scheduler.atTurnEnd("flush of turn 0")
+        // Job 1 (a publish) runs: it resumes the publisher (job 2) and readies a subscriber.
+        let wake1 = scheduler.enqueue(2)
+        let wake2 = scheduler.atTurnEnd("readied in turn 0")
+        #expect(wake1 == .none && wake2 == .none)
         scheduler.endTurn(into: &work)
-        #expect(work == ["flush of turn 0"])
+        #expect(work == ["queued before turn 0"])
         #expect(scheduler.turn == 1)
-        // The flush runs and queues another.
-        _ = scheduler.atTurnEnd("queued by a flush")
         jobs.removeAll()
         work.removeAll()
-        let result12 = scheduler.park()
-        #expect(result12 == .immediate)
+        // Not parked: something waits for turn 1.
+        let timeout = scheduler.park()
+        #expect(timeout == .immediate)
         scheduler.unpark()
-        #expect(turn(&scheduler) == ([2], ["queued by a flush"]))
-        #expect(scheduler.turn == 2)
-        let result13 = scheduler.park()
-        #expect(result13 == .tick)
+        scheduler.beginTurn(into: &jobs)
+        #expect(jobs == [2])
+        // Job 2 (the reply) runs; meanwhile turn 1's end holds the subscriber readied in turn 0.
+        scheduler.endTurn(into: &work)
+        #expect(work == ["readied in turn 0"])
+        // Work queued by turn-end work (after turn 1 began) waits for turn 2's end.
+        let wake3 = scheduler.atTurnEnd("queued by a flush")
+        #expect(wake3 == .none)
+        #expect(turn(&scheduler) == ([], ["queued by a flush"]))
+        #expect(scheduler.turn == 3)
+        let idle = scheduler.park()
+        #expect(idle == .tick)
+    }
+
+    /// An idle loop woken by turn-end work runs it at the end of the turn it wakes for.
+    @Test func workAddedWhileParkedRunsInTheNextTurn() {
+        var scheduler = Scheduler()
+        _ = scheduler.park()
+        let wake = scheduler.atTurnEnd("flush")
+        #expect(wake == .wakeLoop)
+        scheduler.unpark()
+        #expect(turn(&scheduler) == ([], ["flush"]))
+        let idle = scheduler.park()
+        #expect(idle == .tick)
     }
 
     @Test func parkingOnlyWhenNothingWaits() {

@@ -19,11 +19,11 @@ extension EventLoop: TaskExecutor {
     /// Whether the caller runs on the loop thread.
     public var isLoopThread: Bool { jobQueue.isLoopThread }
 
-    /// Runs `work` on the loop thread when the current turn ends: after the jobs
-    /// of this turn (publishes among them), before the loop polls again. What the
-    /// turn's jobs gave a streaming response goes out then in one write
-    /// (`StreamPump`). From any thread; work added between turns runs at the end
-    /// of the next one.
+    /// Runs `work` on the loop thread at the end of the first turn that begins
+    /// after this call (`LoopScheduler`): after that turn's jobs (publishers'
+    /// replies among them), before the loop polls again. What the jobs of both
+    /// turns gave a streaming response goes out then in one write (`StreamPump`).
+    /// From any thread.
     func atTurnEnd(_ work: any TurnEndWork) {
         jobQueue.atTurnEnd(work)
     }
@@ -95,7 +95,7 @@ final class LoopJobQueue: Sendable {
 
     /// One turn: runs the jobs queued so far (not those they queue: the loop polls
     /// between two turns, so descriptors are never starved by jobs), then the
-    /// turn-end work queued so far. `batch` and `work` are the loop's reusable buffers.
+    /// turn-end work queued before the turn began. `batch` and `work` are the loop's reusable buffers.
     func runTurn(jobs batch: inout [LoopJob], work: inout [any TurnEndWork],
                  task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
         scheduler.withLock { $0.beginTurn(into: &batch) }

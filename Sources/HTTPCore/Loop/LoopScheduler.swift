@@ -5,9 +5,13 @@
 /// must do afterwards, so tests drive it turn by turn.
 ///
 /// A turn: `beginTurn` hands over the jobs queued so far (not those they queue),
-/// the loop runs them, then `endTurn` hands over the turn-end work queued so far
-/// (by those jobs among others) and counts the turn; then `park` decides how long
-/// `epoll_wait` may sleep, and `unpark` follows it.
+/// the loop runs them, then `endTurn` hands over the turn-end work that was queued
+/// before the turn began, and counts the turn; then `park` decides how long
+/// `epoll_wait` may sleep, and `unpark` follows it. Turn-end work queued during turn
+/// t therefore runs at the end of turn t + 1: a publish in turn t readies its
+/// subscribers, the publisher's task (resumed in turn t) writes its reply in turn
+/// t + 1's jobs, and only then does the loop write the subscribers, with whatever
+/// else turn t + 1 published to them. Publishers are not held up by the fan-out.
 ///
 /// Wake-up rule: work added while the loop is parked returns `.wakeLoop` exactly
 /// once (the first addition unparks it); work added while it is awake returns
@@ -29,7 +33,10 @@ struct LoopScheduler<Job, TurnEndWork> {
     }
 
     private(set) var jobs: [Job] = []
-    private(set) var turnEndWork: [TurnEndWork] = []
+    /// Turn-end work queued since the current turn began (for the next turn's end).
+    private(set) var arriving: [TurnEndWork] = []
+    /// Turn-end work for the end of the current turn.
+    private(set) var due: [TurnEndWork] = []
     /// The loop sleeps in `epoll_wait` (`park` said `.tick` and no `unpark` since).
     private(set) var isParked = false
     /// Turns completed (`endTurn` calls).
@@ -43,30 +50,36 @@ struct LoopScheduler<Job, TurnEndWork> {
         return unparkForWork()
     }
 
-    /// Queues work for the end of the current turn (the next one's, if the loop
-    /// is between turns or parked).
+    /// Queues work for the end of the first turn that begins after this call.
     mutating func atTurnEnd(_ work: TurnEndWork) -> Wake {
-        turnEndWork.append(work)
+        arriving.append(work)
         return unparkForWork()
     }
 
-    /// Starts a turn: the jobs to run now, swapped into `batch` (which must be empty).
+    /// Starts a turn: the jobs to run now, swapped into `batch` (which must be
+    /// empty); the turn-end work queued so far becomes this turn's.
     mutating func beginTurn(into batch: inout [Job]) {
         precondition(batch.isEmpty, "the previous turn's batch was not cleared")
         swap(&batch, &jobs)
+        if due.isEmpty {
+            swap(&due, &arriving)
+        } else {
+            due.append(contentsOf: arriving)
+            arriving.removeAll(keepingCapacity: true)
+        }
     }
 
-    /// Ends a turn: the turn-end work to run now, swapped into `work` (which must be empty).
+    /// Ends a turn: its turn-end work, swapped into `work` (which must be empty).
     mutating func endTurn(into work: inout [TurnEndWork]) {
         precondition(work.isEmpty, "the previous turn's work was not cleared")
-        swap(&work, &turnEndWork)
+        swap(&work, &due)
         turn &+= 1
     }
 
     /// Before `epoll_wait`: blocks only when nothing waits; then the loop counts as
     /// parked and the next addition must wake it.
     mutating func park() -> PollTimeout {
-        guard jobs.isEmpty && turnEndWork.isEmpty else { return .immediate }
+        guard jobs.isEmpty && arriving.isEmpty && due.isEmpty else { return .immediate }
         isParked = true
         return .tick
     }

@@ -44,16 +44,20 @@ final class StreamPump: TurnEndWork, Sendable {
     /// already encoded), `body.prelude` and whatever the source has at once go out in
     /// one write; then the loop writes and this task waits for hand-overs.
     func run(head: [UInt8], body: SourcedBody) async {
-        let ready: @Sendable () -> Void = { [weak self] in self?.sourceIsReady() }
+        // Strong captures, no weak reference (which would give the pump a side table
+        // and every retain of it the slow path). The cycles they make end with the
+        // stream: `end` drops `ready` here and cancels the source (which drops its
+        // copy); closing the connection drops the hang-up handler.
+        let ready: @Sendable () -> Void = { self.sourceIsReady() }
         guarded.withLock { $0.ready = ready }
         body.started?(stream)
-        stream.onPeerClosed { [weak self] in self?.end() }
+        stream.onPeerClosed { self.end() }
         await withTaskCancellationHandler {
             guard let endsAt = body.endsAt else { return await pumpFrames(head: head, prelude: body.prelude, ready: ready) }
             await withDiscardingTaskGroup { group in
-                group.addTask { [weak self] in
+                group.addTask {
                     try? await Task.sleep(until: endsAt, clock: .continuous)
-                    if !Task.isCancelled { self?.end() }
+                    if !Task.isCancelled { self.end() }
                 }
                 await pumpFrames(head: head, prelude: body.prelude, ready: ready)
                 group.cancelAll()
@@ -146,6 +150,7 @@ final class StreamPump: TurnEndWork, Sendable {
         let first = guarded.withLock { guarded in
             let (first, task) = guarded.pump.end()
             task?.resume(returning: .ended)
+            guarded.ready = nil
             return first
         }
         if first { source.cancel() }
