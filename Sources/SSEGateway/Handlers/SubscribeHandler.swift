@@ -20,10 +20,13 @@ struct SubscribeHandler: Sendable {
     let access: AccessControl
     let retryFrame: [UInt8]
     let headers: HTTPHeaders
+    /// Where each completed write to a subscriber is recorded (latency, frames per write).
+    let delivery: DeliveryMetrics
 
-    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int) {
+    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int, delivery: DeliveryMetrics) {
         self.engine = engine
         self.access = access
+        self.delivery = delivery
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
         headers = [
             "Content-Type": "text/event-stream",
