@@ -19,29 +19,39 @@ final class AtomicHistogram: Sendable {
     let bounds: [UInt64]
     /// Recorder units per exposition unit (1e9 for nanoseconds shown as seconds).
     let unitsPerExposed: Double
+    /// Sum of observed values, in the recorder's unit. Declared next to the
+    /// counts, so what records write is one stretch of the object and the read-only
+    /// fields around it keep other histograms' counters off its cache lines.
+    private let sum = Atomic<UInt64>(0)
     /// Observations per bucket, not cumulative; index `bounds.count` is `+Inf`.
     /// Inline, so recording reaches a counter without touching an array buffer.
     private let counts: InlineArray<24, Atomic<UInt64>>
-    /// The bounds again, inline, for the bucket search on the recording path.
-    private let inlineBounds: InlineArray<24, UInt64>
-    /// Sum of observed values, in the recorder's unit.
-    private let sum = Atomic<UInt64>(0)
+    /// The bounds again, inline and signed for the bucket search on the recording
+    /// path; the slots past the last bound hold `Int64.max`.
+    private let inlineBounds: InlineArray<23, Int64>
 
     init(bounds: [UInt64], unitsPerExposed: Double) {
         precondition(bounds.count < Self.capacity, "at most \(Self.capacity - 1) bounds")
         precondition(zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 }, "bounds must ascend strictly")
+        precondition(bounds.allSatisfy { $0 < UInt64(Int64.max) }, "bounds must be below 2^63")
         self.bounds = bounds
         self.unitsPerExposed = unitsPerExposed
         counts = InlineArray { _ in Atomic<UInt64>(0) }
-        inlineBounds = InlineArray { $0 < bounds.count ? bounds[$0] : UInt64.max }
+        inlineBounds = InlineArray { $0 < bounds.count ? Int64(bounds[$0]) : Int64.max }
     }
 
     /// Records `count` observations of `value` (one add to its bucket, one to the sum).
     func record(_ value: UInt64, count: UInt64 = 1) {
         guard count > 0 else { return }
+        // The bucket is the number of bounds below the value, counted over every slot
+        // without a branch (a search's branches mispredict when values vary):
+        // `bound - value` is negative exactly when the bound is below the value, and
+        // its sign shifted down is then -1. Unused slots hold Int64.max, never below.
+        let signed = Int64(min(value, UInt64(Int64.max)))
         var index = 0
-        let last = bounds.count
-        while index < last && value > inlineBounds[index] { index += 1 }
+        for slot in 0..<Self.capacity - 1 {
+            index &-= Int((inlineBounds[slot] &- signed) >> 63)
+        }
         counts[index].wrappingAdd(count, ordering: .relaxed)
         let (total, overflow) = value.multipliedReportingOverflow(by: count)
         sum.wrappingAdd(overflow ? UInt64.max : total, ordering: .relaxed)

@@ -48,37 +48,39 @@ final class DeliveryMetrics: Sendable {
     func recordWrite(channel: Channel, frames: Int, events: Int, oldestWaited: Duration?) {
         assert(frames >= 0 && (0...frames).contains(events), "a write of \(frames) frames with \(events) values")
         guard frames > 0 else { return }
-        let (latency, framesPerWrite) = histograms(channel)
-        framesPerWrite.record(UInt64(frames))
-        if events > 0, let waited = oldestWaited {
-            latency.record(Self.nanoseconds(waited), count: UInt64(events))
+        // Straight to the stored histograms (no tuple of references to retain and release).
+        switch channel {
+        case .state: stateFrames.record(UInt64(frames))
+        case .events: eventsFrames.record(UInt64(frames))
+        }
+        guard events > 0, let waited = oldestWaited else { return }
+        let nanoseconds = Self.nanoseconds(waited)
+        switch channel {
+        case .state: stateLatency.record(nanoseconds, count: UInt64(events))
+        case .events: eventsLatency.record(nanoseconds, count: UInt64(events))
         }
     }
 
     /// The latency histogram of `channel`, in seconds.
     func latency(_ channel: Channel) -> HistogramSnapshot {
-        histograms(channel).latency.snapshot()
+        channel == .state ? stateLatency.snapshot() : eventsLatency.snapshot()
     }
 
     /// The frames-per-write histogram of `channel`.
     func framesPerWrite(_ channel: Channel) -> HistogramSnapshot {
-        histograms(channel).frames.snapshot()
-    }
-
-    private func histograms(_ channel: Channel) -> (latency: AtomicHistogram, frames: AtomicHistogram) {
-        switch channel {
-        case .state: (stateLatency, stateFrames)
-        case .events: (eventsLatency, eventsFrames)
-        }
+        channel == .state ? stateFrames.snapshot() : eventsFrames.snapshot()
     }
 
     /// `duration` in whole nanoseconds: a negative one is 0, one past 2^64 ns (584 years) saturates.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        // Below 2^64 attoseconds (18.4 s), a 64-bit division: `components` divides 128-bit integers.
+        let attoseconds = duration.attoseconds
+        if attoseconds <= 0 { return 0 }
+        if attoseconds <= Int128(UInt64.max) { return UInt64(attoseconds) / 1_000_000_000 }
+        let (seconds, remainder) = duration.components
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return .max }
-        let (total, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        let (total, carry) = whole.addingReportingOverflow(UInt64(remainder / 1_000_000_000))
         return carry ? .max : total
     }
 }
