@@ -1,32 +1,59 @@
 #!/usr/bin/env python3
-"""The gateway side by side with nginx + Nchan (issue 5). Run through bench/compare.sh,
-which installs what is missing and builds first; see bench/README.md.
+"""The gateway side by side with nginx + Nchan (issue 5) and the bare C server (issue 16:
+bench/limit/limit.c, what one core can do). Run through bench/compare.sh, which installs
+what is missing and builds first; see bench/README.md.
 
-Every scenario runs against Nchan and against the gateway in turn (fresh server
-each time), server on CPU 0, load on CPU 1, the same `sse-load` for both, at
+Every scenario runs against Nchan, the bare C server and the gateway in turn (fresh server
+each time), server on CPU 0, load on CPU 1, the same `sse-load` for all, at
 least twice; the report goes to bench/RESULTS.md (or --out). Only 127.0.0.1 is
-used; every wait is bounded; every server started is stopped by its pid.
+used; every wait is bounded; every server started is stopped by its pid. The bare C
+server is skipped ("n/a") where it cannot serve a scenario (stalled /state, replay
+windows, TLS).
 
   bench/compare.sh                 # full run, ~25 min, writes bench/RESULTS.md
   bench/compare.sh --quick         # seconds per scenario; exit 1 on errors or loss against the gateway
   bench/compare.sh --wait-quiet 40 # first wait (up to 40 min) for the 1-min load average to drop below 1.5
+  bench/compare.sh --scenarios issue16   # only issue 16's table: 1 (idle bytes), 2, 3, 4, 5
 
 The code is in bench/comparison/, one part a module: common (paths, logging, /proc),
 server (starting and stopping a server, sampling it), scenarios (the seven scenarios),
-report (RESULTS.md), targets (issue 5's targets).
+report (RESULTS.md), targets (issue 5's and issue 16's targets).
 """
-import argparse, datetime, os, shutil, sys, tempfile
-from comparison.common import BENCH, GATEWAY, LOAD, SYSTEMS, log, wait_for_quiet
+import argparse, datetime, os, shutil, subprocess, sys, tempfile
+from comparison.common import BENCH, GATEWAY, LIMIT, LIMIT_SOURCE, LOAD, SYSTEMS, log, wait_for_quiet
+
+# --scenarios issue16: the rows of issue 16's table (scenario 1 gives the idle bytes; 1b is left out).
+ISSUE16 = "1,2,3,4,5"
+
+
+def build_limit():
+    """Builds bench/limit/limit.c with gcc into .build/limit/ when missing or older than the source
+    (compare.sh does this first; this is for running compare.py by itself). Returns an error or None."""
+    if os.environ.get("STREAMS_LIMIT"):
+        return None if os.access(LIMIT, os.X_OK) else f"STREAMS_LIMIT={LIMIT} is not an executable"
+    if os.access(LIMIT, os.X_OK) and os.path.getmtime(LIMIT) >= os.path.getmtime(LIMIT_SOURCE):
+        return None
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if not gcc:
+        return "gcc is not installed (bench/compare.sh installs it)"
+    os.makedirs(os.path.dirname(LIMIT), exist_ok=True)
+    done = subprocess.run([gcc, "-O2", "-o", LIMIT, LIMIT_SOURCE], capture_output=True, text=True, timeout=120)
+    return None if done.returncode == 0 else f"gcc failed: {done.stderr.strip()[-300:]}"
 from comparison.scenarios import Bench
 
 
 def main():
-    ap = argparse.ArgumentParser(description="The gateway side by side with nginx + Nchan (issue 5).")
+    ap = argparse.ArgumentParser(description="The gateway side by side with nginx + Nchan (issue 5) "
+                                             "and the bare C server (issue 16).")
     ap.add_argument("--quick", action="store_true", help="a tiny version of every scenario (CI smoke test)")
     ap.add_argument("--runs", type=int, help="runs of each scenario (default 2, 1 with --quick)")
-    ap.add_argument("--scenarios", default="1,2,3,4,5,6,7", help="which scenarios, e.g. 2,3")
-    ap.add_argument("--systems", default="nchan,gateway", help="nchan,gateway (or just one of them)")
-    ap.add_argument("--out", help="report path (default bench/RESULTS.md; /tmp/streams-RESULTS-quick.md with --quick)")
+    ap.add_argument("--scenarios", default="1,2,3,4,5,6,7",
+                    help="which scenarios, e.g. 2,3 (1 includes 1b in a full run; 6 includes 6b); "
+                         f"'issue16' for issue 16's table ({ISSUE16}, without 1b)")
+    ap.add_argument("--systems", default="nchan,limit,gateway",
+                    help="nchan,limit,gateway (or some of them; limit is the bare C server, bench/limit/limit.c)")
+    ap.add_argument("--out", help="report path (default bench/RESULTS.md; bench/RESULTS-issue16.md with "
+                                  "--scenarios issue16; /tmp/streams-RESULTS-quick.md with --quick)")
     ap.add_argument("--wait-quiet", type=float, default=0, metavar="MINUTES",
                     help="first wait up to MINUTES for the 1-min load average to drop below --quiet-load")
     ap.add_argument("--quiet-load", type=float, default=1.5)
@@ -34,8 +61,26 @@ def main():
     args = ap.parse_args()
     args.argv = sys.argv[1:]
     args.runs = args.runs or (1 if args.quick else 2)
-    args.systems = [s for s in args.systems.split(",") if s in SYSTEMS]
-    wanted = set(args.scenarios.split(","))
+    asked = args.systems.split(",")
+    unknown = [s for s in asked if s not in SYSTEMS]
+    if unknown:
+        sys.exit(f"unknown --systems {','.join(unknown)}: choose from {','.join(SYSTEMS)}")
+    args.systems = [s for s in SYSTEMS if s in asked]  # the run order: Nchan, bare C, gateway
+    wanted = set()
+    args.skip_1b = False
+    for token in args.scenarios.split(","):
+        if token == "issue16":
+            wanted.update(ISSUE16.split(","))
+            args.skip_1b = True
+        else:
+            wanted.add(token)
+    if "1b" in wanted:  # 1b asked for by name: run scenario 1 with it
+        wanted.add("1")
+        args.skip_1b = False
+    if "limit" in args.systems:
+        error = build_limit()
+        if error:
+            sys.exit(f"the bare C server could not be built: {error} (or leave it out: --systems nchan,gateway)")
     for binary in (GATEWAY, LOAD):
         if not os.access(binary, os.X_OK):
             sys.exit(f"{binary} is missing: run bench/compare.sh (it builds both)")
@@ -44,7 +89,9 @@ def main():
 
     bench = Bench(args)
     bench.quiet_note = wait_for_quiet(args.wait_quiet, args.quiet_load) if args.wait_quiet > 0 else None
+    # A run of issue 16's table alone goes beside the last full run, not over it.
     out = args.out or (os.path.join(tempfile.gettempdir(), "streams-RESULTS-quick.md") if args.quick
+                       else os.path.join(BENCH, "RESULTS-issue16.md") if args.scenarios == "issue16"
                        else os.path.join(BENCH, "RESULTS.md"))
     started = datetime.datetime.now(datetime.timezone.utc)
     log(f"temp dir {bench.tmp}; report to {out}")

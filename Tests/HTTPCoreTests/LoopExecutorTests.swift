@@ -67,28 +67,26 @@ struct LoopExecutorTests {
         #expect(fast >= 30)
     }
 
-    /// `afterQueuedWork` resumes after a few turns, also when the loop was asleep
-    /// and nothing else happens (from a task on the pool and from one preferring the
-    /// loop, which comes back on the loop thread): were the wake-up lost, every call
-    /// would wait for the loop's 100 ms tick.
-    @Test func afterQueuedWorkResumesOnAnIdleLoop() async {
-        let loop = EventLoop.shared
-        var onLoop = 0
-        var fast = 0
-        for index in 0..<300 {
-            try? await Task.sleep(for: .milliseconds(1))
-            let start = ContinuousClock.now
-            if index.isMultiple(of: 2) {
-                await loop.afterQueuedWork()
-            } else {
-                await withTaskExecutorPreference(loop) {
-                    await loop.afterQueuedWork()
-                    if loop.isLoopThread { onLoop += 1 }
-                }
-            }
-            if ContinuousClock.now - start < .milliseconds(50) { fast += 1 }
+    /// Work queued for the end of the turn runs on the loop thread, after the jobs
+    /// queued before it, also when the loop was asleep (the wake-up is not lost:
+    /// it would otherwise wait for the 100 ms tick).
+    @Test func turnEndWorkRunsOnTheLoopThread() async {
+        final class Probe: TurnEndWork {
+            let ran = Mutex<[Bool]>([])
+            let loop: EventLoop
+            init(loop: EventLoop) { self.loop = loop }
+            func runAtTurnEnd() { ran.withLock { $0.append(loop.isLoopThread) } }
         }
-        #expect(onLoop == 150)
-        #expect(fast >= 30)
+        let loop = EventLoop.shared
+        let probe = Probe(loop: loop)
+        for _ in 0..<50 {
+            try? await Task.sleep(for: .milliseconds(1))
+            loop.atTurnEnd(probe)
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while probe.ran.withLock({ $0.count }) < 50 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(probe.ran.withLock { $0 } == Array(repeating: true, count: 50))
     }
 }

@@ -6,10 +6,15 @@ BENCH = os.path.join(ROOT, "bench")
 GATEWAY = os.path.join(ROOT, ".build", "release", "sse-gateway")
 LOAD = os.path.join(ROOT, ".build", "release", "sse-load")
 TEMPLATE = os.path.join(BENCH, "nchan.conf.template")
+# The bare C server (issue 16): bench/limit/limit.c, a copy of ../shared/bench/limit.c, built with gcc by
+# compare.sh (or by compare.py itself) into .build/limit/ unless STREAMS_LIMIT names a binary.
+LIMIT_SOURCE = os.path.join(BENCH, "limit", "limit.c")
+LIMIT = os.environ.get("STREAMS_LIMIT") or os.path.join(ROOT, ".build", "limit", "limit")
 SERVER_CPU, LOAD_CPU = "0", "1"
 FD_LIMIT = 20_000
-SYSTEMS = ("nchan", "gateway")
-LABEL = {"nchan": "Nchan", "gateway": "gateway"}
+# Run order within a round (Nchan #1, bare C #1, gateway #1, Nchan #2, …) and the report's column order.
+SYSTEMS = ("nchan", "limit", "gateway")
+LABEL = {"nchan": "Nchan", "limit": "bare C", "gateway": "gateway"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 

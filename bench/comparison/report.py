@@ -2,7 +2,7 @@
 import os, platform, shutil, time
 from .common import LOAD_CPU, SERVER_CPU, BENCH, LABEL, ROOT, SYSTEMS, first_line, proc_meminfo_gib
 from .figures import fmt, mean, OTHERS, share, highest_held, held_step
-from .targets import Targets
+from .targets import Issue16Targets, Targets
 
 
 class Report:
@@ -17,13 +17,13 @@ class Report:
         return self.b.results.get(scenario, {})
 
     def table(self, scenario, rows):
-        """rows: (label, getter(run result) -> value, better: 'higher'|'lower'|None)."""
+        """rows: (label, getter(run result) -> value, better: 'higher'|'lower'|None).
+        Ratio columns, of the means of the runs: gateway ÷ Nchan and gateway ÷ the bare C server."""
         data = self.runs(scenario)
         systems = [s for s in SYSTEMS if s in data]
         header = ["", *[f"{LABEL[s]} #{i + 1}" for s in systems for i in range(len(data[s]))]]
-        ratio = set(systems) == set(SYSTEMS)
-        if ratio:
-            header += ["gateway ÷ Nchan"]
+        ratios = [other for other in ("nchan", "limit") if "gateway" in systems and other in systems]
+        header += [f"gateway ÷ {LABEL[other]}" for other in ratios]
         self.out("| " + " | ".join(header) + " |")
         self.out("|" + "---|" * len(header))
         failed = {s: [r.get("failed") for r in data[s] if "failed" in r] for s in systems}
@@ -42,9 +42,9 @@ class Report:
                     values.append(v)
                     cells.append(fmt(v))
                 means[s] = mean(values)
-            if ratio:
-                if better and means.get("nchan") and means.get("gateway") is not None:
-                    x = means["gateway"] / means["nchan"]
+            for other in ratios:
+                if better and means.get(other) and means.get("gateway") is not None:
+                    x = means["gateway"] / means[other]
                     cells.append(f"{x:.2f}× ({better} is better)")
                 else:
                     cells.append("")
@@ -73,19 +73,23 @@ class Report:
 
     def render(self, started, finished):
         b = self.b
-        self.out("# The gateway side by side with nginx + Nchan")
+        self.out("# The gateway side by side with nginx + Nchan and the bare C server")
         self.out()
+        spelled = {"nchan": "Nchan", "limit": "the bare C server (`bench/limit/limit.c`)", "gateway": "the gateway"}
+        names = " and ".join(", ".join(spelled[s] for s in b.args.systems).rsplit(", ", 1))
         self.out(f"Written by `bench/compare.sh{' ' + ' '.join(b.args.argv) if b.args.argv else ''}` "
                  f"({'quick smoke run: tiny scenarios, not figures to quote' if b.quick else 'full run'}). "
-                 "Each scenario ran against Nchan and the gateway in turn, a fresh server each time, "
+                 f"Each scenario ran against {names} in turn, a fresh server each time, "
                  f"the server pinned to CPU {SERVER_CPU} (`taskset`; nginx with one worker, `daemon off`), "
-                 f"the load pinned to CPU {LOAD_CPU}, the same `sse-load` for both; "
+                 f"the load pinned to CPU {LOAD_CPU}, the same `sse-load` for all; "
                  f"{b.args.runs} run{'s' if b.args.runs > 1 else ''} of each (#1, #2, … below), alternating systems. "
-                 "Ratios are gateway ÷ Nchan of the means of the runs. Server memory is `VmRSS` of "
+                 "Ratios are gateway ÷ Nchan and gateway ÷ bare C of the means of the runs; the issue-16 targets "
+                 "below compare run #i with run #i. Server memory is `VmRSS` of "
                  "`/proc/<pid>/status` (for nginx, of the worker); server CPU is its user + system time over the "
                  "load run. See bench/README.md for what each scenario does and how to read it.")
         self.out()
         self.machine(started, finished)
+        self.issue16()
         self.summary()
         self.s1()
         self.s2()
@@ -137,6 +141,9 @@ class Report:
             self.out(f"- {b.quiet_note}")
         self.out(f"- swift: {swift}")
         self.out(f"- nginx: {nginx}; libnginx-mod-nchan {nchan}")
+        if "limit" in b.args.systems:
+            self.out(f"- bare C server: `bench/limit/limit.c` (a copy of `../shared/bench/limit.c`) built with "
+                     f"`gcc -O2` ({first_line(['gcc', '--version'])}), run as `taskset -c {SERVER_CPU} limit $PORT`")
         self.out(f"- wrk: {first_line(['wrk', '--version']) if shutil.which('wrk') else 'not installed'}")
         self.out(f"- streams commit: {commit}{' (with uncommitted changes)' if dirty else ''}")
         self.out()
@@ -150,6 +157,15 @@ class Report:
                 self.out(f"- {LABEL[system]}: {p:,} publishes acked, {m:,} replies whose count differed "
                          f"from sse-load's; deliveries owed {e:,} by sse-load's count, {c:,} by the server's")
         self.out()
+
+    def issue16(self):
+        lines = Issue16Targets(self.b).lines()
+        if lines:
+            self.out("## Issue 16: the gateway against the bare C server (and Nchan), run by run")
+            self.out()
+            for line in lines:
+                self.out(line)
+            self.out()
 
     def summary(self):
         lines = Targets(self.b).lines()
@@ -303,7 +319,7 @@ class Report:
             return
         self.out("## 5. Publish only: keep-alive POSTs of 128 bytes over 100 topics, no subscribers")
         self.out()
-        self.out("Two clients, the same for both servers: `sse-load` (16 publishers, one request in flight each) "
+        self.out("Two clients, the same for every server: `sse-load` (16 publishers, one request in flight each) "
                  "and `wrk` (1 thread, 32 connections), each on CPU 1. When `sse-load`'s CPU nears its elapsed "
                  "time the tool, not the server, is the limit; `wrk` is the lighter client.")
         self.out()

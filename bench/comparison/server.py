@@ -1,6 +1,6 @@
-"""A server under test (nginx + Nchan, or the gateway) started, pinned and stopped by pid; a sampler of its memory and CPU."""
+"""A server under test (nginx + Nchan, the bare C server, or the gateway) started, pinned and stopped by pid; a sampler of its memory and CPU."""
 import os, signal, statistics, subprocess, threading, time
-from .common import SERVER_CPU, GATEWAY, ROOT, TEMPLATE, children, free_port, limit_fds, pid_alive, proc_cpu_seconds, proc_status, wait_for_port
+from .common import SERVER_CPU, GATEWAY, LIMIT, ROOT, TEMPLATE, children, free_port, limit_fds, pid_alive, proc_cpu_seconds, proc_status, wait_for_port
 from .figures import held
 
 class Server:
@@ -29,6 +29,11 @@ class Server:
                 f.write(conf)
             self.command = ["taskset", "-c", SERVER_CPU, "nginx", "-c", path, "-p", self.workdir + "/",
                             "-e", os.path.join(self.workdir, "error.log")]
+        elif self.kind == "limit":
+            if self.tls:
+                raise RuntimeError("the bare C server has no TLS")
+            # bench/limit/limit.c: 127.0.0.1:PORT, its descriptor limit raised to the hard limit (FD_LIMIT here).
+            self.command = ["taskset", "-c", SERVER_CPU, LIMIT, str(self.port)]
         else:
             self.command = ["taskset", "-c", SERVER_CPU, GATEWAY, "--host", "127.0.0.1", "--port", str(self.port),
                             "--public", os.path.join(ROOT, "public")]

@@ -19,17 +19,19 @@ extension EventLoop: TaskExecutor {
     /// Whether the caller runs on the loop thread.
     public var isLoopThread: Bool { jobQueue.isLoopThread }
 
-    /// Suspends for `LoopJobQueue.maxDeferredTurns` turns of the loop: a task
-    /// that writes what gathered in a queue (a subscriber) calls it first, so
-    /// that the work already queued (publishes among it) adds to this write
-    /// instead of to the next one. One resumption, where two `Task.yield()` cost
-    /// four jobs.
-    public func afterQueuedWork() async {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            jobQueue.deferTurns(continuation)
-        }
-        jobQueue.passResumeFence()
+    /// Runs `work` on the loop thread when the current turn ends: after the jobs
+    /// of this turn (publishes among them), before the loop polls again. What the
+    /// turn's jobs gave a streaming response goes out then in one write
+    /// (`StreamPump`). From any thread; work added between turns runs at the end
+    /// of the next one.
+    func atTurnEnd(_ work: any TurnEndWork) {
+        jobQueue.atTurnEnd(work)
     }
+}
+
+/// Work the event loop runs on its thread at the end of a turn (`EventLoop.atTurnEnd`).
+protocol TurnEndWork: AnyObject, Sendable {
+    func runAtTurnEnd()
 }
 
 /// The loop thread as the serial executor of an actor (the gateway's hub):
@@ -61,36 +63,11 @@ enum LoopJob {
 }
 
 /// The jobs waiting for the loop thread, shared by the loop (its task
-/// executor) and its actor executor; the loop thread runs them in batches.
+/// executor) and its actor executor, and the work for the end of its turn: a
+/// `LoopScheduler` behind a lock. The rules are the scheduler's; this only
+/// takes the lock, runs what it hands over and writes the eventfd it asks for.
 final class LoopJobQueue: Sendable {
-    private struct State {
-        var pending: [LoopJob] = []
-        /// The loop sleeps in `epoll_wait`: the next job writes the eventfd.
-        var loopIsWaiting = false
-        /// Tasks in `afterQueuedWork`, by the turn they came in (modulo the ring's size):
-        /// a task that came in turn t goes on when turn t + `maxDeferredTurns` ends.
-        var deferred = [[UnsafeContinuation<Void, Never>]](repeating: [], count: Int(LoopJobQueue.maxDeferredTurns) + 1)
-        /// Batches run so far.
-        var turn: UInt64 = 0
-
-        var hasDeferred: Bool { deferred.contains { !$0.isEmpty } }
-
-        /// After adding work: whether the loop sleeps and must be woken (once: one
-        /// wake-up is enough for every job until it runs).
-        mutating func takeWakeUp() -> Bool {
-            defer { loopIsWaiting = false }
-            return loopIsWaiting
-        }
-    }
-
-    /// Turns of the loop a deferred task waits (3 measured better than 2 for
-    /// 10,000 subscribers of one topic, and as well as two `Task.yield()`).
-    static let maxDeferredTurns: UInt64 = 3
-
-    private let state = Locked(State())
-    /// A byte, not `()`: an empty value's address, which TSan sees written by
-    /// `withLock`, can be the next field's.
-    private let resumeFence = Locked<UInt8>(0)
+    private let scheduler = Locked(LoopScheduler<LoopJob, any TurnEndWork>())
     private let wake: @Sendable () -> Void
     /// The loop thread's `pthread_t`, set when it starts.
     private let loopThread = Atomic<UInt>(0)
@@ -99,20 +76,12 @@ final class LoopJobQueue: Sendable {
         self.wake = wake
     }
 
-    func deferTurns(_ continuation: UnsafeContinuation<Void, Never>) {
-        let wakeLoop = state.withLock { state in
-            state.deferred[Int(state.turn % UInt64(state.deferred.count))].append(continuation)
-            return state.takeWakeUp()
-        }
-        if wakeLoop { wake() }
+    func append(_ job: LoopJob) {
+        if scheduler.withLock({ $0.enqueue(job) }) == .wakeLoop { wake() }
     }
 
-    func append(_ job: LoopJob) {
-        let wakeLoop = state.withLock { state in
-            state.pending.append(job)
-            return state.takeWakeUp()
-        }
-        if wakeLoop { wake() }
+    func atTurnEnd(_ work: any TurnEndWork) {
+        if scheduler.withLock({ $0.atTurnEnd(work) }) == .wakeLoop { wake() }
     }
 
     var isLoopThread: Bool {
@@ -124,11 +93,12 @@ final class LoopJobQueue: Sendable {
         loopThread.store(pthread_self(), ordering: .releasing)
     }
 
-    /// Runs the jobs queued so far (not those they queue: the loop polls
-    /// between two batches, so descriptors are never starved by jobs).
-    func runQueued(into batch: inout [LoopJob], resuming due: inout [UnsafeContinuation<Void, Never>],
-                   task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
-        state.withLock { state in swap(&batch, &state.pending) }
+    /// One turn: runs the jobs queued so far (not those they queue: the loop polls
+    /// between two turns, so descriptors are never starved by jobs), then the
+    /// turn-end work queued so far. `batch` and `work` are the loop's reusable buffers.
+    func runTurn(jobs batch: inout [LoopJob], work: inout [any TurnEndWork],
+                 task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
+        scheduler.withLock { $0.beginTurn(into: &batch) }
         for job in batch {
             switch job {
             // A task's job runs as nonisolated code preferring the loop, so its
@@ -138,42 +108,19 @@ final class LoopJobQueue: Sendable {
             }
         }
         batch.removeAll(keepingCapacity: true)
-        // Deferred tasks go on once they waited their turns. Not sooner when the
-        // queue runs dry: measured, that gathered too little (more writes, fewer
-        // deliveries per second), and an idle loop turns in microseconds anyway
-        // (it does not sleep while tasks are deferred).
-        state.withLock { state in
-            state.turn += 1
-            // The bucket of turn (turn - maxDeferredTurns), the next one to fill.
-            swap(&due, &state.deferred[Int((state.turn + 1) % UInt64(state.deferred.count))])
-        }
-        resumeFence.withLock { _ in
-            for continuation in due { continuation.resume() }
-        }
-        due.removeAll(keepingCapacity: true)
+        scheduler.withLock { $0.endTurn(into: &work) }
+        for item in work { item.runAtTurnEnd() }
+        work.removeAll(keepingCapacity: true)
     }
 
-    /// Taken by a deferred task once it is back: the loop resumed it inside this
-    /// lock, so everything the loop did in `resume` happens before whatever the task
-    /// does next. The runtime orders these already; ThreadSanitizer could not see it
-    /// (it reported the loop's write of the resumption into the task's frame racing
-    /// the task's next use of that memory), and it sees `Locked`.
-    func passResumeFence() {
-        resumeFence.withLock { _ in }
-    }
-
-    /// The `epoll_wait` timeout: none when jobs wait, else `tick`; when it is
-    /// `tick`, an `append` from now on wakes the loop.
+    /// The `epoll_wait` timeout: 0 when work waits, else `tick`; when it is `tick`,
+    /// an addition from now on wakes the loop.
     func pollTimeout(tick: Int32) -> Int32 {
-        state.withLock { state in
-            guard state.pending.isEmpty && !state.hasDeferred else { return 0 }
-            state.loopIsWaiting = true
-            return tick
-        }
+        scheduler.withLock { $0.park() } == .tick ? tick : 0
     }
 
-    /// Back from `epoll_wait`: jobs queued from now on need no wake-up.
+    /// Back from `epoll_wait`: work added from now on needs no wake-up.
     func loopIsAwake() {
-        state.withLock { $0.loopIsWaiting = false }
+        scheduler.withLock { $0.unpark() }
     }
 }

@@ -150,11 +150,11 @@ public final class EventLoop: Sendable {
         jobQueue.loopThreadStarted()
         var nextDeadlineCheck = ContinuousClock.now
         var batch: [LoopJob] = []
-        var due: [UnsafeContinuation<Void, Never>] = []
+        var turnEndWork: [any TurnEndWork] = []
         let taskExecutor = asUnownedTaskExecutor()
         let actorExecutor = actorExecutor.asUnownedSerialExecutor()
         while true {
-            jobQueue.runQueued(into: &batch, resuming: &due, task: taskExecutor, actor: actorExecutor)
+            jobQueue.runTurn(jobs: &batch, work: &turnEndWork, task: taskExecutor, actor: actorExecutor)
             let count: Int
             do {
                 count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: jobQueue.pollTimeout(tick: Self.tickMilliseconds))

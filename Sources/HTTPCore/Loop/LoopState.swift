@@ -114,8 +114,6 @@ struct LoopActions {
     var resumptions: [(CheckedContinuation<Void, Error>, Result<Void, Error>)] = []
     var handlers: [@Sendable () -> Void] = []
 
-    var isEmpty: Bool { resumptions.isEmpty && handlers.isEmpty }
-
     func run() {
         for (continuation, result) in resumptions { continuation.resume(with: result) }
         for handler in handlers { handler() }
@@ -128,7 +126,6 @@ struct LoopState {
     var slots: [Slot?] = []
     var nextGeneration: UInt32 = 1
     var deadlineFDs: Set<Int32> = []
-    var running = true
 
     mutating func register(_ fd: Int32) -> LoopRegistration {
         let index = Int(fd)

@@ -8,6 +8,10 @@ public struct HTTPResponse: Sendable {
         /// returns when the body ends; the connection closes after it. To a
         /// `HEAD` request only the head is sent and the closure is not run.
         case stream(@Sendable (ResponseStream) async -> Void)
+        /// A long-lived body the event loop writes from a `StreamSource` (SSE
+        /// subscribers): no task wakes per batch (`StreamPump`). To a `HEAD`
+        /// request only the head is sent and the source is cancelled.
+        case source(SourcedBody)
     }
 
     public var head: HTTPResponseHead

@@ -13,7 +13,13 @@ extension HTTPServer {
     }
 
     private struct StreamingBody {
-        let write: @Sendable (ResponseStream) async -> Void
+        enum Writer {
+            case task(@Sendable (ResponseStream) async -> Void)
+            /// The head is not written yet: it goes out with the first batch.
+            case pump(head: [UInt8], SourcedBody)
+        }
+
+        let writer: Writer
         let chunked: Bool
     }
 
@@ -32,7 +38,12 @@ extension HTTPServer {
         // The request loop's frame (parser, request, response head) is gone by
         // now: a stream that lives for hours keeps only what it needs.
         let stream = ResponseStream(connection: connection, chunked: body.chunked)
-        await body.write(stream)
+        switch body.writer {
+        case .task(let write):
+            await write(stream)
+        case .pump(let head, let sourced):
+            await StreamPump(stream: stream, source: sourced.source).run(head: head, body: sourced)
+        }
         await stream.finish(deadline: .now + .seconds(1))
     }
 
@@ -136,9 +147,10 @@ extension HTTPServer {
             }
             let sendBody = !isHEAD && Self.mayHaveBody(head.status)
             return await writeComplete(head, body: sendBody ? body : [], for: request, on: connection) ? .keepAlive : .close
-        case .stream where isHEAD:
+        case .stream where isHEAD, .source where isHEAD:
             // The head a GET would get, framing included (a stream has no length
             // to announce); the body is not run.
+            if case .source(let sourced) = response.body { sourced.source.cancel() }
             if request.head.version == .http11 { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
             return await writeComplete(head, body: [], for: request, on: connection) ? .keepAlive : .close
         case .stream(let body):
@@ -150,7 +162,12 @@ extension HTTPServer {
             } catch {
                 return .close
             }
-            return .stream(StreamingBody(write: body, chunked: chunked))
+            return .stream(StreamingBody(writer: .task(body), chunked: chunked))
+        case .source(let sourced):
+            let chunked = request.head.version == .http11
+            if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            return .stream(StreamingBody(writer: .pump(head: head.bytes(version: .http11), sourced), chunked: chunked))
         }
     }
 

@@ -14,26 +14,27 @@ public final class ResponseStream: Sendable {
 
     /// Writes the chunks, in order, as one `writev` where the socket allows.
     public func write(_ chunks: [[UInt8]]) async throws {
-        guard chunked else { return try await connection.write(chunks) }
+        let framed = framed(chunks)
+        guard !framed.isEmpty else { return }
+        try await connection.write(framed)
+    }
+
+    /// The chunks as the body carries them: on HTTP/1.1 one chunk of them all
+    /// (size line, the chunks themselves, CRLF; nothing for no bytes), on 1.0 as they are.
+    func framed(_ chunks: [[UInt8]]) -> [[UInt8]] {
+        guard chunked else { return chunks }
         var size = 0
         for chunk in chunks { size += chunk.count }
-        guard size > 0 else { return }
+        guard size > 0 else { return [] }
         var framed: [[UInt8]] = []
         framed.reserveCapacity(chunks.count + 2)
         framed.append(ChunkedEncoding.chunkHeader(size: size))
         framed.append(contentsOf: chunks)
         framed.append(ChunkedEncoding.chunkEnd)
-        try await connection.write(framed)
+        return framed
     }
 
     /// See `Connection.onPeerClosed`.
-    /// Suspends for a few turns of the connection's event loop, so that what the
-    /// work already queued there adds to this stream goes out with the next
-    /// write (`EventLoop.afterQueuedWork`).
-    public func afterQueuedWork() async {
-        await connection.loop.afterQueuedWork()
-    }
-
     public func onPeerClosed(_ handler: @escaping @Sendable () -> Void) {
         connection.onPeerClosed(handler)
     }

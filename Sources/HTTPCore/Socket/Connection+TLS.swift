@@ -62,17 +62,18 @@ extension Connection {
         }
     }
 
-    /// `write` over TLS: every byte of `chunks`, in records of up to 16 KiB.
-    func write(_ tls: TLSSession, _ chunks: [[UInt8]], deadline: ContinuousClock.Instant?) async throws {
-        var position = WritePosition(chunks: chunks)
+    /// `writeAvailable` over TLS: records of up to 16 KiB until done or OpenSSL
+    /// wants readiness; the position then stays where the wanting record starts.
+    func writeAvailable(_ tls: TLSSession, _ chunks: [[UInt8]], at position: inout WritePosition) throws -> WriteProgress {
         while !position.isDone {
             let (step, written) = try Self.withNextRecord(of: chunks, at: position) { try tls.write($0) }
             count(written)
             switch step {
             case .done(let plaintext): position.advance(by: plaintext)
-            case .wants(let interest): try await loop.wait(for: interest, as: .writer, on: registration, deadline: deadline)
+            case .wants(let interest): return .blocked(interest)
             }
         }
+        return .done
     }
 
     /// Writes on the socket itself, bypassing TLS: how a server answers a

@@ -115,8 +115,49 @@ public final class Connection: Sendable {
     /// socket allows (partial writes resume where they stopped); over TLS, in
     /// records of up to 16 KiB gathered from the chunks.
     public func write(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant? = nil) async throws {
-        if let tls { return try await write(tls, chunks, deadline: deadline) }
-        try await socketWrite(chunks, deadline: deadline)
+        var position = WritePosition(chunks: chunks)
+        try await write(chunks, from: &position, deadline: deadline)
+    }
+
+    /// `write`, from `position` on (where `writeAvailable` stopped): every byte not
+    /// written yet, waiting for readiness as often as needed.
+    func write(_ chunks: [[UInt8]], from position: inout WritePosition,
+               deadline: ContinuousClock.Instant? = nil) async throws {
+        while true {
+            switch try writeAvailable(chunks, at: &position) {
+            case .done: return
+            case .blocked(let interest):
+                try await loop.wait(for: interest, as: .writer, on: registration, deadline: deadline)
+            }
+        }
+    }
+
+    /// What a write that never waits achieved.
+    enum WriteProgress: Equatable {
+        /// Every byte is written.
+        case done
+        /// The socket (or TLS, which may need to read) would block: the rest waits
+        /// for this readiness. Over TLS the next attempt must start at the same
+        /// position, as OpenSSL requires of a retried write.
+        case blocked(Interest)
+    }
+
+    /// Writes what the socket takes now, from `position` on, and never waits:
+    /// `writev` (or TLS records) until done or the socket would block. Synchronous,
+    /// so the event loop can write a stream's frames itself at the end of a turn.
+    /// - Throws: `SystemError` (e.g. the peer reset), `TLSError`, `IOWaitError.closed`.
+    func writeAvailable(_ chunks: [[UInt8]], at position: inout WritePosition) throws -> WriteProgress {
+        if let tls { return try writeAvailable(tls, chunks, at: &position) }
+        while !position.isDone {
+            switch try writevOnce(chunks, from: position) {
+            case .processed(let count):
+                counters?.bytesWritten.add(UInt64(count), ordering: .relaxed)
+                position.advance(by: count)
+            case .wouldBlock:
+                return .blocked(.write)
+            }
+        }
+        return .done
     }
 
     /// `write` on the socket itself, bypassing TLS.
@@ -266,6 +307,10 @@ public final class ConnectionCounters: Sendable {
     /// plain-HTTP ClientHello, a client that stalled past the header timeout
     /// or went away, a certificate the client refused).
     public let tlsHandshakeFailures = Atomic<UInt64>(0)
+    /// Batches of a pumped stream that the socket did not take at once, so the
+    /// stream's task waited for writability to write the rest (a subscriber reading
+    /// slower than it is sent to).
+    public let streamWritesBlocked = Atomic<UInt64>(0)
 
     public init() {}
 }

@@ -29,7 +29,7 @@ final class PipelineCore: Sendable {
     /// when it is back: the runtime orders the resumer's writes before the task's next
     /// step already, but ThreadSanitizer cannot see that (it reported the loop's write of
     /// a reply into a caller's frame racing the caller's read); it sees `Locked`. As
-    /// `LoopJobQueue`'s resume fence. It guards a byte, not `()`: ThreadSanitizer counts
+    /// `StreamPump` does with its lock. It guards a byte, not `()`: ThreadSanitizer counts
     /// `withLock`'s `&value` as a write, and an empty value's address is the next field's
     /// (it reported `onMessage` as raced).
     private let resumeFence = Locked<UInt8>(0)

@@ -61,6 +61,9 @@ struct MetricsHandler: Sendable {
         text.counter("sse_gateway_tls_handshake_failures_total",
                      help: "TLS connections closed before their handshake completed.",
                      value: counters.tlsHandshakeFailures.load(ordering: .relaxed))
+        text.counter("sse_gateway_stream_writes_blocked_total",
+                     help: "Stream writes the client's socket did not take at once (a subscriber reading slower than it is sent to).",
+                     value: counters.streamWritesBlocked.load(ordering: .relaxed))
         text.counter("sse_gateway_auth_failures_total",
                      help: "Requests refused for their token (missing, invalid, expired, forbidden).",
                      samples: AuthFailures.reasons.map { (labels: [("reason", $0)], value: authFailures.count($0)) })

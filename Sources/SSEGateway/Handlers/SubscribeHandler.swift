@@ -7,12 +7,12 @@ import StreamHub
 /// the hub *before* the response head goes out (so the subscription is live
 /// from the moment the client sees the headers), then streams its frames.
 ///
-/// The stream's lifetime is the connection's task: frames are written as
-/// batches (everything queued while the previous write was in progress goes
-/// out in one `writev`); when the client vanishes the subscription is
-/// cancelled, the loop ends and the subscriber leaves the hub; when the hub
-/// finishes the subscriber (overflow, shutdown) the response ends and the
-/// connection closes. A token is checked before anything is subscribed
+/// The stream's lifetime is the connection's task, its frames are written by
+/// the event loop (`SourcedBody`): at the end of each loop turn, everything the
+/// subscriber gathered goes out in one `writev`, without waking the task; when
+/// the client vanishes the subscription is cancelled and the subscriber leaves
+/// the hub; when the hub finishes the subscriber (overflow, shutdown) the
+/// response ends and the connection closes. A token is checked before anything is subscribed
 /// (`AccessControl`), and a stream opened with one ends when the token stops
 /// being accepted (`TokenExpiry`).
 struct SubscribeHandler: Sendable {
@@ -22,6 +22,7 @@ struct SubscribeHandler: Sendable {
     let headers: HTTPHeaders
     /// Where each completed write to a subscriber is recorded (latency, frames per write).
     let delivery: DeliveryMetrics
+    let recorder = DeliveryRecorder()
 
     init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int, delivery: DeliveryMetrics) {
         self.engine = engine
@@ -55,9 +56,8 @@ struct SubscribeHandler: Sendable {
             return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
                             headers: ["Retry-After": "1"])
         }
-        return streaming(subscription, until: grant.acceptedUntil, state: ()) { subscription, _ in
-            await subscription.nextBatch()
-        }
+        return streaming(SubscriptionSource(subscription, delivery: recorder), finishing: subscription,
+                         until: grant.acceptedUntil)
     }
 
     /// `GET /state?topic=…&topic=…` and `/events?topic=…`: one subscriber of every
@@ -85,66 +85,30 @@ struct SubscribeHandler: Sendable {
             return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
                             headers: ["Retry-After": "1"])
         }
-        let writesCursor = channel == .events
-        let start = StreamCursor(positions: subscription.startPositions)
-        return streaming(subscription, until: grant.acceptedUntil, state: start) { subscription, cursor in
-            guard let batch = await subscription.nextBatch() else { return nil }
-            guard writesCursor else { return batch.frames }
-            var chunks: [[UInt8]] = []
-            chunks.reserveCapacity(batch.frames.count * 2)
-            for (frame, mark) in zip(batch.frames, batch.marks) {
-                if mark.id > 0 {
-                    cursor.positions[mark.slot] = mark.id
-                    chunks.append(cursor.idLine)
-                }
-                chunks.append(frame)
-            }
-            return chunks
-        }
+        return streaming(TopicsSource(subscription, delivery: recorder), finishing: subscription,
+                         until: grant.acceptedUntil)
     }
 
-    /// The stream of a subscription: `retry:`, then every batch `next` gives (one
-    /// `writev` each) until it gives nil. A client that vanishes cancels the
-    /// subscription; an overflow aborts the connection (the writer may be stuck).
-    /// `state` is the stream task's own (the cursor), handed to every `next`. The
-    /// stream ends when the token stops being accepted (`acceptedUntil`), if it had one.
-    private func streaming<Source: SubscriberStream, State: Sendable>(
-        _ subscription: Source, until acceptedUntil: Double?, state: State,
-        next: @escaping @Sendable (Source, inout State) async -> [[UInt8]]?
-    ) -> Reply {
-        let retryFrame = retryFrame
-        return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { stream in
-            var state = state
+    /// The stream of a subscription, written by the event loop from `source`:
+    /// `retry:` and the first frames in one write, then every batch the loop takes.
+    /// A client that vanishes cancels the subscription; an overflow aborts the
+    /// connection (the writer may be stuck in a write to a client that does not
+    /// read). The stream ends when the token stops being accepted, if it had one.
+    private func streaming(_ source: some StreamSource, finishing subscription: some SubscriberStream,
+                           until acceptedUntil: Double?) -> Reply {
+        let body = SourcedBody(prelude: retryFrame, source: source,
+                               endsAt: TokenExpiry.deadline(acceptedUntil: acceptedUntil)) { stream in
             subscription.onFinish { reason in
-                // A subscriber that fell behind may be stuck in a write to a
-                // client that does not read: end the connection now.
                 if reason == .overflow { stream.abort() }
             }
-            stream.onPeerClosed { subscription.cancel() }
-            defer { subscription.cancel() }
-            await TokenExpiry.endStream(of: subscription, at: acceptedUntil) {
-                do {
-                    try await stream.write([retryFrame])
-                    while true {
-                        // Behind the jobs already queued on the loop (publishes among
-                        // them), so that a busy topic's frames go out several to a
-                        // write, instead of one write per frame per subscriber.
-                        await stream.afterQueuedWork()
-                        guard let batch = await next(subscription, &state) else { break }
-                        try await stream.write(batch)
-                    }
-                } catch {
-                    // The client went away mid-write; the subscription is cancelled above.
-                }
-            }
-        }))
+        }
+        return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .source(body)))
     }
 }
 
-/// What the stream loop needs of a subscription, one topic or several.
+/// What the stream needs of a subscription, one topic or several.
 protocol SubscriberStream: Sendable {
     func onFinish(_ handler: @escaping @Sendable (FinishReason) -> Void)
-    func cancel()
 }
 
 extension Subscription: SubscriberStream {}

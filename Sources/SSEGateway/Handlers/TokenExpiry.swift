@@ -1,26 +1,13 @@
 import JWT
-import StreamHub
 
-/// Ends a stream when the token it was opened with stops being accepted
-/// (API.md: "An open stream ends when its token expires"; the client
-/// reconnects with a fresh one).
+/// When a stream opened with a token ends (API.md: "An open stream ends when its
+/// token expires"; the client reconnects with a fresh one).
 enum TokenExpiry {
-    /// Runs `stream` (a subscription's write loop); if `acceptedUntil`
-    /// (seconds since the epoch) comes first, cancels `subscription`, so the
-    /// loop finds no more frames and the response ends cleanly. Without a
-    /// deadline it is just `stream()`. The timer is a child task of the
-    /// connection's task and never outlives the stream.
-    static func endStream(of subscription: some SubscriberStream, at acceptedUntil: Double?,
-                          _ stream: () async -> Void) async {
-        guard let acceptedUntil else { return await stream() }
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                let remaining = acceptedUntil - JWTVerifier.wallClock()
-                if remaining > 0 { try? await Task.sleep(for: .milliseconds(Int64(remaining * 1000))) }
-                if !Task.isCancelled { subscription.cancel() }
-            }
-            await stream()
-            group.cancelAll()
-        }
+    /// `acceptedUntil` (seconds since the epoch, the token's expiry plus leeway) as
+    /// an instant of the stream's clock; nil without a token.
+    static func deadline(acceptedUntil: Double?) -> ContinuousClock.Instant? {
+        guard let acceptedUntil else { return nil }
+        let remaining = max(0, acceptedUntil - JWTVerifier.wallClock())
+        return .now + .milliseconds(Int64(remaining * 1000))
     }
 }

@@ -74,14 +74,34 @@ final class SubscriberCore: Sendable {
                 break
             }
             await withTaskCancellationHandler {
-                await withCheckedContinuation { (waiter: SubscriberQueue.Waiter) in
-                    if queue.withLock({ $0.park(waiter) }) == .resumeNow {
-                        waiter.resume()
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    if queue.withLock({ $0.park(.task(continuation)) }) == .resumeNow {
+                        continuation.resume()
                     }
                 }
             } onCancel: {
                 finish(.cancelled, fromConsumer: true)
             }
+        }
+    }
+
+    /// Takes every pending frame without waiting; when none is pending, arranges for
+    /// `ready` to be called once (off the lock, on the thread that queues the next
+    /// frame or finishes the subscriber) and returns `.pending`. The single consumer
+    /// calls it again after `ready`; it must not have a `nextBatch` in progress.
+    func poll(orNotify ready: @escaping @Sendable () -> Void) -> SubscriberPoll {
+        let (action, oldest) = queue.withLock { queue in
+            let oldest = queue.oldestValueAt
+            return (queue.takeOrPark(.callback(ready)), oldest)
+        }
+        switch action {
+        case .batch(let frames, let marks, let events):
+            counters.delivered(key.channel, frames: events)
+            return .frames(frames, marks: marks, values: events, oldestValueAt: oldest)
+        case .empty:
+            return .pending
+        case .finished:
+            return .finished
         }
     }
 

@@ -10,8 +10,22 @@
 /// A several-topic subscriber's queue is `marked`: beside each frame it keeps the
 /// frame's `FrameMark` (which topic, which id), so the consumer can write its cursor.
 struct SubscriberQueue: Sendable {
-    typealias Waiter = CheckedContinuation<Void, Never>
     typealias Handler = @Sendable (FinishReason) -> Void
+
+    /// Who is told that frames (or the finish) arrived: a task parked in `nextBatch`,
+    /// or a callback registered by `poll` (the event loop's writer, which then takes
+    /// the frames without any task waking). Told once, off the lock.
+    enum Waiter: Sendable {
+        case task(CheckedContinuation<Void, Never>)
+        case callback(@Sendable () -> Void)
+
+        func resume() {
+            switch self {
+            case .task(let continuation): continuation.resume()
+            case .callback(let ready): ready()
+            }
+        }
+    }
 
     /// How pushes treat pending frames.
     enum Mode: Sendable, Equatable {
@@ -29,7 +43,8 @@ struct SubscriberQueue: Sendable {
     enum State: Sendable {
         /// No consumer parked; `pending` may hold frames.
         case idle
-        /// The consumer is parked in `nextBatch` until a frame or the finish arrives.
+        /// The consumer waits (parked in `nextBatch`, or a `poll` callback) until a
+        /// frame or the finish arrives.
         case waiting(Waiter)
         /// Ended for the given reason.
         case finished(FinishReason)
@@ -83,6 +98,10 @@ struct SubscriberQueue: Sendable {
     private var handlers: [Handler] = []
     /// When a frame or heartbeat was last queued (or the subscription began).
     private(set) var lastActivity: ContinuousClock.Instant
+    /// When the oldest pending value (not a heartbeat) was queued: on `.latest`, the
+    /// pending one's; on `.latestPerSlot`, the oldest of those queued since the last
+    /// take (an upper bound when one was replaced). Nil when none is pending.
+    private(set) var oldestValueAt: ContinuousClock.Instant?
 
     init(mode: Mode, marked: Bool = false, now: ContinuousClock.Instant) {
         precondition(marked || mode != .latestPerSlot, "latestPerSlot needs marks")
@@ -118,6 +137,7 @@ struct SubscriberQueue: Sendable {
                 pending.removeAll(keepingCapacity: true)
                 marks.removeAll(keepingCapacity: true)
                 heartbeatPending = false
+                oldestValueAt = nil
             case .bounded(let limit):
                 if pendingEvents >= limit {
                     // finish() only returns nil when already finished, excluded above.
@@ -136,6 +156,7 @@ struct SubscriberQueue: Sendable {
             }
             pending.append(frame)
             lastActivity = now
+            if oldestValueAt == nil { oldestValueAt = now }
             return .queued(wake: takeWaiter())
         }
     }
@@ -166,8 +187,23 @@ struct SubscriberQueue: Sendable {
             pending = []
             marks = []
             heartbeatPending = false
+            oldestValueAt = nil
             return .batch(batch, marks: batchMarks, events: events)
         }
+    }
+
+    /// `take`, and when nothing is pending, parks `waiter` in the same step (what
+    /// `poll` does: nothing can arrive between the two). A callback parked by an
+    /// earlier `poll` that has not fired is replaced (a parked task is not: that is
+    /// a second consumer).
+    mutating func takeOrPark(_ waiter: Waiter) -> TakeAction {
+        if case .waiting(.callback) = state { state = .idle }
+        let action = take()
+        if action == .empty {
+            // take() returned .empty only in .idle with nothing pending.
+            state = .waiting(waiter)
+        }
+        return action
     }
 
     mutating func park(_ waiter: Waiter) -> ParkAction {
@@ -196,6 +232,7 @@ struct SubscriberQueue: Sendable {
         pending = []
         marks = []
         heartbeatPending = false
+        oldestValueAt = nil
         handlers = []
         return finish
     }

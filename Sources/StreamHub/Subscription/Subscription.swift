@@ -23,6 +23,14 @@ public final class Subscription: Sendable {
         await core.nextBatch()
     }
 
+    /// Takes the pending frames without waiting, or arranges for `ready` to be called
+    /// once when there are some (or the subscription ends) and returns `.pending`:
+    /// the way an event loop drains a subscriber without waking a task per frame.
+    /// The single consumer uses either this or `nextBatch`, never both at once.
+    public func poll(orNotify ready: @escaping @Sendable () -> Void) -> SubscriberPoll {
+        core.poll(orNotify: ready)
+    }
+
     /// Ends the subscription with `.cancelled`; later calls do nothing. The hub's
     /// subscriber gauge is exact when this returns; the subscriber leaves the topic
     /// table before the hub's next call.

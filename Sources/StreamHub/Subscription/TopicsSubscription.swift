@@ -32,6 +32,14 @@ public final class TopicsSubscription: Sendable {
         await core.nextMarkedBatch()
     }
 
+    /// Takes the pending frames without waiting, or arranges for `ready` to be called
+    /// once when there are some (or the subscription ends) and returns `.pending`:
+    /// the way an event loop drains a subscriber without waking a task per frame.
+    /// The single consumer uses either this or `nextBatch`, never both at once.
+    public func poll(orNotify ready: @escaping @Sendable () -> Void) -> SubscriberPoll {
+        core.poll(orNotify: ready)
+    }
+
     /// Ends the subscription with `.cancelled`; later calls do nothing.
     public func cancel() {
         core.finish(.cancelled, fromConsumer: true)

@@ -1,0 +1,84 @@
+/// The event loop's scheduling rules as a plain value: the jobs waiting for the
+/// loop thread, the work to run when the current turn ends, whether the loop is
+/// parked in `epoll_wait`, and how many turns it has run. No locks, no syscalls:
+/// each method returns what the caller (the loop's `LoopJobQueue`, holding its lock)
+/// must do afterwards, so tests drive it turn by turn.
+///
+/// A turn: `beginTurn` hands over the jobs queued so far (not those they queue),
+/// the loop runs them, then `endTurn` hands over the turn-end work queued so far
+/// (by those jobs among others) and counts the turn; then `park` decides how long
+/// `epoll_wait` may sleep, and `unpark` follows it.
+///
+/// Wake-up rule: work added while the loop is parked returns `.wakeLoop` exactly
+/// once (the first addition unparks it); work added while it is awake returns
+/// `.none`, because the loop looks at its queues again before it sleeps.
+struct LoopScheduler<Job, TurnEndWork> {
+    /// What an addition requires of the caller once the lock is released.
+    enum Wake: Equatable {
+        case none
+        /// Write the loop's eventfd: it sleeps in `epoll_wait`.
+        case wakeLoop
+    }
+
+    /// How long the loop may block in `epoll_wait`.
+    enum PollTimeout: Equatable {
+        /// Work is waiting: poll without blocking.
+        case immediate
+        /// Nothing waits: sleep until readiness, a wake-up or the tick.
+        case tick
+    }
+
+    private(set) var jobs: [Job] = []
+    private(set) var turnEndWork: [TurnEndWork] = []
+    /// The loop sleeps in `epoll_wait` (`park` said `.tick` and no `unpark` since).
+    private(set) var isParked = false
+    /// Turns completed (`endTurn` calls).
+    private(set) var turn: UInt64 = 0
+
+    init() {}
+
+    /// Queues a job for the loop thread.
+    mutating func enqueue(_ job: Job) -> Wake {
+        jobs.append(job)
+        return unparkForWork()
+    }
+
+    /// Queues work for the end of the current turn (the next one's, if the loop
+    /// is between turns or parked).
+    mutating func atTurnEnd(_ work: TurnEndWork) -> Wake {
+        turnEndWork.append(work)
+        return unparkForWork()
+    }
+
+    /// Starts a turn: the jobs to run now, swapped into `batch` (which must be empty).
+    mutating func beginTurn(into batch: inout [Job]) {
+        precondition(batch.isEmpty, "the previous turn's batch was not cleared")
+        swap(&batch, &jobs)
+    }
+
+    /// Ends a turn: the turn-end work to run now, swapped into `work` (which must be empty).
+    mutating func endTurn(into work: inout [TurnEndWork]) {
+        precondition(work.isEmpty, "the previous turn's work was not cleared")
+        swap(&work, &turnEndWork)
+        turn &+= 1
+    }
+
+    /// Before `epoll_wait`: blocks only when nothing waits; then the loop counts as
+    /// parked and the next addition must wake it.
+    mutating func park() -> PollTimeout {
+        guard jobs.isEmpty && turnEndWork.isEmpty else { return .immediate }
+        isParked = true
+        return .tick
+    }
+
+    /// Back from `epoll_wait`: additions from now on need no wake-up.
+    mutating func unpark() {
+        isParked = false
+    }
+
+    private mutating func unparkForWork() -> Wake {
+        guard isParked else { return .none }
+        isParked = false
+        return .wakeLoop
+    }
+}

@@ -1,0 +1,97 @@
+import GatewayAPI
+import HTTPCore
+import Locking
+import StreamHub
+
+/// A one-topic subscription as the source of a pumped SSE stream: the event loop
+/// takes its pending frames at the end of a turn (`Subscription.poll`), so a
+/// publish wakes no task per subscriber. The stream ending from the connection's
+/// side cancels the subscription (it leaves the hub's table).
+final class SubscriptionSource: StreamSource {
+    private let subscription: Subscription
+    private let delivery: DeliveryRecorder
+
+    init(_ subscription: Subscription, delivery: DeliveryRecorder) {
+        self.subscription = subscription
+        self.delivery = delivery
+    }
+
+    func take(orNotify ready: @escaping @Sendable () -> Void) -> StreamTake {
+        switch subscription.poll(orNotify: ready) {
+        case .frames(let frames, _, let values, let oldest):
+            return .batch(StreamBatch(chunks: frames, frames: frames.count, values: values, oldestValueAt: oldest))
+        case .pending:
+            return .pending
+        case .finished:
+            return .finished
+        }
+    }
+
+    func written(_ batch: StreamBatch, at time: ContinuousClock.Instant) {
+        delivery.written(batch, on: subscription.channel, at: time)
+    }
+
+    func cancel() {
+        subscription.cancel()
+    }
+}
+
+/// A several-topic subscription as the source of a pumped SSE stream. On `/events`
+/// the stream's cursor lives here: it starts where the engine says and moves as
+/// frames are taken, each value going out as its shared JSON frame with an
+/// `id: <cursor>` line assembled in front of it (gaps and heartbeats get none).
+final class TopicsSource: StreamSource {
+    private let subscription: TopicsSubscription
+    private let delivery: DeliveryRecorder
+    /// False on `/state`, which writes no ids.
+    private let writesCursor: Bool
+    /// Only the pump's single consumer touches it; the lock, uncontended, makes
+    /// that visible to the compiler.
+    private let cursor: Locked<StreamCursor>
+
+    init(_ subscription: TopicsSubscription, delivery: DeliveryRecorder) {
+        self.subscription = subscription
+        self.delivery = delivery
+        writesCursor = subscription.channel == .events
+        cursor = Locked(StreamCursor(positions: subscription.startPositions))
+    }
+
+    func take(orNotify ready: @escaping @Sendable () -> Void) -> StreamTake {
+        switch subscription.poll(orNotify: ready) {
+        case .frames(let frames, let marks, let values, let oldest):
+            guard writesCursor else {
+                return .batch(StreamBatch(chunks: frames, frames: frames.count, values: values, oldestValueAt: oldest))
+            }
+            let chunks = cursor.withLock { cursor in
+                var chunks: [[UInt8]] = []
+                chunks.reserveCapacity(frames.count * 2)
+                for (frame, mark) in zip(frames, marks) {
+                    if mark.id > 0 {
+                        cursor.positions[mark.slot] = mark.id
+                        chunks.append(cursor.idLine)
+                    }
+                    chunks.append(frame)
+                }
+                return chunks
+            }
+            return .batch(StreamBatch(chunks: chunks, frames: frames.count, values: values, oldestValueAt: oldest))
+        case .pending:
+            return .pending
+        case .finished:
+            return .finished
+        }
+    }
+
+    func written(_ batch: StreamBatch, at time: ContinuousClock.Instant) {
+        delivery.written(batch, on: subscription.channel, at: time)
+    }
+
+    func cancel() {
+        subscription.cancel()
+    }
+}
+
+/// What a source tells the metrics once a batch reached the socket.
+struct DeliveryRecorder: Sendable {
+    func written(_ batch: StreamBatch, on channel: Channel, at time: ContinuousClock.Instant) {}
+}
