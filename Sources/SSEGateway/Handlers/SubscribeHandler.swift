@@ -22,12 +22,14 @@ struct SubscribeHandler: Sendable {
     let headers: HTTPHeaders
     /// Where each completed write to a subscriber is recorded (latency, frames per write).
     let delivery: DeliveryMetrics
-    let recorder = DeliveryRecorder()
+    /// Hands the sources' completed writes to `delivery`.
+    let recorder: DeliveryRecorder
 
     init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int, delivery: DeliveryMetrics) {
         self.engine = engine
         self.access = access
         self.delivery = delivery
+        recorder = DeliveryRecorder(metrics: delivery)
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
         headers = [
             "Content-Type": "text/event-stream",
