@@ -9,7 +9,9 @@ import StreamHub
 /// recording is a handful of relaxed atomic adds, no lock, no allocation, so it stays
 /// on in production (bench/histograms.md has the cost). Each value frame is observed
 /// once, at the wait of the oldest value of its write: for the later values of a
-/// batch that is an upper bound on their own wait.
+/// batch that is an upper bound on their own wait. A wait starts when the value
+/// was queued for the subscriber (`DeliveryRecorder`): in the publish, or, with
+/// Redis, when the value reached this gateway.
 final class DeliveryMetrics: Sendable {
     /// Latency bucket bounds, 100 µs to 10 s (`le`, in seconds once exposed).
     static let latencyBounds: [Duration] = [
