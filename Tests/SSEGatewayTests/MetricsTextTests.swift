@@ -1,4 +1,6 @@
+import StreamHub
 import Testing
+import TestSupport
 @testable import SSEGateway
 
 struct MetricsTextTests {
@@ -76,6 +78,67 @@ struct MetricsTextTests {
         var metrics = PrometheusText()
         metrics.counter("x_total", help: "none yet", samples: [] as [(labels: [(String, String)], value: UInt64)])
         #expect(metrics.text == "# HELP x_total none yet\n# TYPE x_total counter\n")
+    }
+
+    /// A histogram writes, per label set, cumulative `_bucket`s with `le` last among the labels and `+Inf` at the end, then `_sum` and `_count`.
+    @Test func histogramExactText() {
+        var metrics = PrometheusText()
+        metrics.histogram("latency_seconds", help: "Waits.", samples: [
+            (labels: [("channel", "state")], histogram: HistogramSnapshot(bounds: [0.0001, 0.5, 1], counts: [1, 2, 0, 3], sum: 4.25)),
+            (labels: [("channel", "events")], histogram: HistogramSnapshot(bounds: [0.0001, 0.5, 1], counts: [0, 0, 0, 0], sum: 0)),
+        ])
+        metrics.histogram("frames", help: "Frames.", samples: [
+            (labels: [], histogram: HistogramSnapshot(bounds: [1, 2], counts: [0, 5, 0], sum: 10)),
+        ])
+        #expect(metrics.text == """
+            # HELP latency_seconds Waits.
+            # TYPE latency_seconds histogram
+            latency_seconds_bucket{channel="state",le="0.0001"} 1
+            latency_seconds_bucket{channel="state",le="0.5"} 3
+            latency_seconds_bucket{channel="state",le="1"} 3
+            latency_seconds_bucket{channel="state",le="+Inf"} 6
+            latency_seconds_sum{channel="state"} 4.25
+            latency_seconds_count{channel="state"} 6
+            latency_seconds_bucket{channel="events",le="0.0001"} 0
+            latency_seconds_bucket{channel="events",le="0.5"} 0
+            latency_seconds_bucket{channel="events",le="1"} 0
+            latency_seconds_bucket{channel="events",le="+Inf"} 0
+            latency_seconds_sum{channel="events"} 0
+            latency_seconds_count{channel="events"} 0
+            # HELP frames Frames.
+            # TYPE frames histogram
+            frames_bucket{le="1"} 0
+            frames_bucket{le="2"} 5
+            frames_bucket{le="+Inf"} 5
+            frames_sum 10
+            frames_count 5
+
+            """)
+        #expect(ExpositionFormat.problems(in: metrics.text) == [])
+    }
+
+    /// The delivery histograms as `/metrics` writes them, after writes of every kind, are valid exposition text.
+    @Test func deliveryHistogramsAreValidText() {
+        let delivery = DeliveryMetrics()
+        delivery.recordWrite(channel: .events, frames: 5, events: 4, oldestWaited: .microseconds(100))
+        delivery.recordWrite(channel: .events, frames: 1, events: 0, oldestWaited: nil)
+        delivery.recordWrite(channel: .state, frames: 1000, events: 1000, oldestWaited: .seconds(11))
+        var metrics = PrometheusText()
+        metrics.gauge("before", help: "A family before.", value: 1)
+        metrics.histogram("sse_gateway_delivery_latency_seconds", help: "Waits.",
+                          samples: Channel.allCases.map { (labels: [("channel", $0.rawValue)], histogram: delivery.latency($0)) })
+        metrics.histogram("sse_gateway_frames_per_write", help: "Frames.",
+                          samples: Channel.allCases.map { (labels: [("channel", $0.rawValue)], histogram: delivery.framesPerWrite($0)) })
+        #expect(ExpositionFormat.problems(in: metrics.text) == [])
+        let values = MetricsText.parse(metrics.text)
+        #expect(values[#"sse_gateway_delivery_latency_seconds_bucket{channel="events",le="0.0001"}"#] == 4)
+        #expect(values[#"sse_gateway_delivery_latency_seconds_bucket{channel="state",le="10"}"#] == 0)
+        #expect(values[#"sse_gateway_delivery_latency_seconds_bucket{channel="state",le="+Inf"}"#] == 1000)
+        #expect(values[#"sse_gateway_delivery_latency_seconds_sum{channel="state"}"#] == 11000)
+        #expect(values[#"sse_gateway_frames_per_write_bucket{channel="events",le="1"}"#] == 1)
+        #expect(values[#"sse_gateway_frames_per_write_bucket{channel="events",le="8"}"#] == 2)
+        #expect(values[#"sse_gateway_frames_per_write_count{channel="events"}"#] == 2)
+        #expect(values[#"sse_gateway_frames_per_write_sum{channel="events"}"#] == 6)
     }
 
     /// The content type is the one Prometheus expects for format 0.0.4.

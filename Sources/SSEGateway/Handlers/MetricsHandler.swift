@@ -4,11 +4,13 @@ import StreamHub
 
 /// `GET /metrics`: the gateway's gauges and counters in the Prometheus text
 /// format. Gauges come from lock-free counters (and one hop to the hub for
-/// the topic count), so scraping never waits on a stream.
+/// the topic count), so scraping never waits on a stream; the delivery
+/// histograms are read from `DeliveryMetrics`' atomics the same way.
 struct MetricsHandler: Sendable {
     let engine: any StreamEngine
     let counters: ConnectionCounters
     let authFailures: AuthFailures
+    let delivery: DeliveryMetrics
     let descriptorLimit: UInt64
 
     func respond() async -> HTTPResponse {
@@ -35,6 +37,13 @@ struct MetricsHandler: Sendable {
         text.counter("sse_gateway_gap_events_total",
                      help: "gap events sent to subscribers (events gone from the replay window before they had them).",
                      value: hubCounters.gapEvents)
+        text.histogram("sse_gateway_delivery_latency_seconds",
+                       help: "Seconds from a publish being accepted to its frame's write to a subscriber completing, "
+                           + "per channel (a write's values are all observed at its oldest's wait: an upper bound for the others).",
+                       samples: Channel.allCases.map { (labels: [("channel", $0.rawValue)], histogram: delivery.latency($0)) })
+        text.histogram("sse_gateway_frames_per_write",
+                       help: "Frames (heartbeats included) per write to a subscriber's socket, per channel.",
+                       samples: Channel.allCases.map { (labels: [("channel", $0.rawValue)], histogram: delivery.framesPerWrite($0)) })
         for metric in engine.metrics {
             switch metric.kind {
             case .gauge: text.gauge(metric.name, help: metric.help, value: metric.value)

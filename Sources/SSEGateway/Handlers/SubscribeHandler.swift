@@ -20,11 +20,16 @@ struct SubscribeHandler: Sendable {
     let access: AccessControl
     let retryFrame: [UInt8]
     let headers: HTTPHeaders
-    let delivery = DeliveryRecorder()
+    /// Where each completed write to a subscriber is recorded (latency, frames per write).
+    let delivery: DeliveryMetrics
+    /// Hands the sources' completed writes to `delivery`.
+    let recorder: DeliveryRecorder
 
-    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int) {
+    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int, delivery: DeliveryMetrics) {
         self.engine = engine
         self.access = access
+        self.delivery = delivery
+        recorder = DeliveryRecorder(metrics: delivery)
         retryFrame = SSEEncoder.retry(milliseconds: retryMilliseconds)
         headers = [
             "Content-Type": "text/event-stream",
@@ -53,7 +58,7 @@ struct SubscribeHandler: Sendable {
             return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
                             headers: ["Retry-After": "1"])
         }
-        return streaming(SubscriptionSource(subscription, delivery: delivery), finishing: subscription,
+        return streaming(SubscriptionSource(subscription, delivery: recorder), finishing: subscription,
                          until: grant.acceptedUntil)
     }
 
@@ -82,7 +87,7 @@ struct SubscribeHandler: Sendable {
             return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
                             headers: ["Retry-After": "1"])
         }
-        return streaming(TopicsSource(subscription, delivery: delivery), finishing: subscription,
+        return streaming(TopicsSource(subscription, delivery: recorder), finishing: subscription,
                          until: grant.acceptedUntil)
     }
 

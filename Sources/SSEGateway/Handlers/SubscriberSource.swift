@@ -91,7 +91,13 @@ final class TopicsSource: StreamSource {
     }
 }
 
-/// What a source tells the metrics once a batch reached the socket.
+/// What a source tells the metrics once a batch reached the socket: one write to
+/// `DeliveryMetrics`, its values having waited since the oldest was queued.
 struct DeliveryRecorder: Sendable {
-    func written(_ batch: StreamBatch, on channel: Channel, at time: ContinuousClock.Instant) {}
+    let metrics: DeliveryMetrics
+
+    func written(_ batch: StreamBatch, on channel: Channel, at time: ContinuousClock.Instant) {
+        metrics.recordWrite(channel: channel, frames: batch.frames, events: batch.values,
+                            oldestWaited: batch.oldestValueAt.map { time - $0 })
+    }
 }

@@ -34,8 +34,10 @@ extension Double: PrometheusNumber {
 /// line feeds, label values also escape `"`, so no input can end a line or a
 /// quoted value early (these are the only escapes the format defines; a CR is
 /// not a line break to it and is written as is). Metric and label names are the program's own constants:
-/// an invalid name, a counter not ending in `_total`, or a family written twice
-/// is a programmer error and traps.
+/// an invalid name, a counter not ending in `_total`, a histogram labelled `le`,
+/// or a family written twice is a programmer error and traps. A histogram's
+/// samples are its cumulative `_bucket`s (`le` ascending, `+Inf` last), `_sum` and
+/// `_count`, per label set.
 struct PrometheusText: Sendable {
     /// The `Content-Type` of a `/metrics` answer in this format.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -72,24 +74,55 @@ struct PrometheusText: Sendable {
         counter(name, help: help, samples: [(labels: [], value: value)])
     }
 
+    /// A distribution, such as delivery latency: for each label set, one
+    /// `<name>_bucket{…,le="…"}` per bound with the observations at or below it
+    /// (then `le="+Inf"`, every observation), `<name>_sum` and `<name>_count`.
+    mutating func histogram(
+        _ name: String, help: String, samples: [(labels: [(String, String)], histogram: HistogramSnapshot)]
+    ) {
+        header(name, type: "histogram", help: help)
+        for suffix in ["_bucket", "_sum", "_count"] {
+            precondition(families.insert(name + suffix).inserted, "metric family \(name + suffix) written twice")
+        }
+        for sample in samples {
+            precondition(!sample.labels.contains { $0.0 == "le" }, "histogram \(name) cannot have a label le")
+            let bounds = sample.histogram.bounds.map(\.prometheusText) + ["+Inf"]
+            for (bound, count) in zip(bounds, sample.histogram.cumulativeCounts) {
+                line(name + "_bucket", labels: sample.labels + [("le", bound)], value: count)
+            }
+            line(name + "_sum", labels: sample.labels, value: sample.histogram.sum)
+            line(name + "_count", labels: sample.labels, value: sample.histogram.count)
+        }
+    }
+
     private mutating func family<Value: PrometheusNumber>(
         _ name: String, type: String, help: String, samples: [(labels: [(String, String)], value: Value)]
     ) {
+        header(name, type: type, help: help)
+        for sample in samples {
+            line(name, labels: sample.labels, value: sample.value)
+        }
+    }
+
+    /// `# HELP` and `# TYPE`, once per family.
+    private mutating func header(_ name: String, type: String, help: String) {
         precondition(Self.isMetricName(name), "invalid metric name \(name)")
         precondition(families.insert(name).inserted, "metric family \(name) written twice")
         text += "# HELP \(name) \(Self.escapeHelp(help))\n"
         text += "# TYPE \(name) \(type)\n"
-        for sample in samples {
-            text += name
-            if !sample.labels.isEmpty {
-                let pairs = sample.labels.map { label, value in
-                    precondition(Self.isLabelName(label), "invalid label name \(label) on \(name)")
-                    return "\(label)=\"\(Self.escapeLabelValue(value))\""
-                }
-                text += "{" + pairs.joined(separator: ",") + "}"
+    }
+
+    /// One sample: `name{label="value",…} number`.
+    private mutating func line(_ name: String, labels: [(String, String)], value: some PrometheusNumber) {
+        text += name
+        if !labels.isEmpty {
+            let pairs = labels.map { label, value in
+                precondition(Self.isLabelName(label), "invalid label name \(label) on \(name)")
+                return "\(label)=\"\(Self.escapeLabelValue(value))\""
             }
-            text += " \(sample.value.prometheusText)\n"
+            text += "{" + pairs.joined(separator: ",") + "}"
         }
+        text += " \(value.prometheusText)\n"
     }
 
     /// HELP text: `\` becomes `\\`, a line feed `\n`.

@@ -22,6 +22,8 @@ final class Gateway: Sendable {
     let configuration: GatewayConfiguration
     let engine: any StreamEngine
     let server: HTTPServer
+    /// Delivery latency and frames per write: the subscribe handler records, `/metrics` shows.
+    let delivery: DeliveryMetrics
     /// The open-descriptor limit in force, for the start line.
     private let descriptorLimit: UInt64
     private let stopRequests: AsyncStream<String>
@@ -63,11 +65,14 @@ final class Gateway: Sendable {
         serverConfiguration.refusal = { status, reason in policy.refusal(status, reason) }
 
         let counters = ConnectionCounters()
+        let delivery = DeliveryMetrics()
+        self.delivery = delivery
         let router = Router(
-            subscribe: SubscribeHandler(engine: engine, access: access, retryMilliseconds: configuration.retryMilliseconds),
+            subscribe: SubscribeHandler(engine: engine, access: access, retryMilliseconds: configuration.retryMilliseconds,
+                                        delivery: delivery),
             publish: PublishHandler(engine: engine, access: access),
             metrics: MetricsHandler(engine: engine, counters: counters, authFailures: access.failures,
-                                    descriptorLimit: limit),
+                                    delivery: delivery, descriptorLimit: limit),
             files: StaticFiles(root: configuration.publicDirectory))
         let accessLog = configuration.accessLog
         server = try HTTPServer(configuration: serverConfiguration, counters: counters, tls: tls,
