@@ -1,3 +1,5 @@
+import Glibc
+
 /// Byte classes and byte-level comparisons of the HTTP/1.1 grammar (RFC 9110, RFC 9112),
 /// shared by the request parser's pieces so every part judges bytes the same way.
 enum HTTPSyntax {
@@ -54,6 +56,20 @@ enum HTTPSyntax {
         guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         let expected = lowercase.utf8Start
         for i in 0..<bytes.count where lowercased(bytes[i]) != expected[i] { return false }
+        return true
+    }
+
+    /// Whether `bytes` spell `text` exactly (case-sensitive).
+    @inline(__always)
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount
+            && (bytes.isEmpty || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
+    }
+
+    /// Whether `a` and `b` hold the same bytes ignoring ASCII case (either may be any case).
+    static func equalsIgnoringCase(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where lowercased(a[i]) != lowercased(b[i]) { return false }
         return true
     }
 

@@ -124,18 +124,15 @@ extension HTTPServer {
     /// Writes the response (for a stream, its head only).
     private func respond(to request: HTTPRequest, with response: HTTPResponse,
                          on connection: Connection) async -> AfterResponse {
+        if case .bytes(let body) = response.body {
+            return await respondComplete(to: request, head: response.head, body: body, on: connection)
+        }
         var head = response.head
         head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
         let isHEAD = request.head.method == "HEAD"
         switch response.body {
-        case .bytes(let body):
-            // A HEAD answer may already carry the length the GET body would have.
-            let keepsLength = isHEAD && head.headers.contains("Content-Length")
-            if Self.mayHaveBody(head.status) && !keepsLength {
-                head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
-            }
-            let sendBody = !isHEAD && Self.mayHaveBody(head.status)
-            return await writeComplete(head, body: sendBody ? body : [], for: request, on: connection) ? .keepAlive : .close
+        case .bytes:
+            preconditionFailure("a complete body is answered by respondComplete")
         case .stream where isHEAD:
             // The head a GET would get, framing included (a stream has no length
             // to announce); the body is not run.
@@ -154,24 +151,60 @@ extension HTTPServer {
         }
     }
 
-    /// Writes a response that ends with `body`; true when the connection may carry another request.
-    private func writeComplete(_ head: HTTPResponseHead, body: [UInt8], for request: HTTPRequest,
-                               on connection: Connection) async -> Bool {
-        var head = head
-        let wantsClose = head.headers["Connection"].map { $0.lowercased() == "close" } ?? false
+    /// Writes a response with a complete body: the server's `Date` and (unless the status
+    /// has no body, or a `HEAD` answer already names the GET body's length)
+    /// `Content-Length` replace any the handler set.
+    private func respondComplete(to request: HTTPRequest, head: HTTPResponseHead, body: [UInt8],
+                                 on connection: Connection) async -> AfterResponse {
+        let isHEAD = request.head.method == "HEAD"
+        let mayHaveBody = Self.mayHaveBody(head.status)
+        // A HEAD answer may already carry the length the GET body would have.
+        let keepsLength = isHEAD && head.headers.contains("Content-Length")
+        let length = mayHaveBody && !keepsLength ? body.count : nil
+        let sendBody = !isHEAD && mayHaveBody
+        let keepAlive = await writeComplete(head, date: true, contentLength: length, body: sendBody ? body : [],
+                                            for: request, on: connection)
+        return keepAlive ? .keepAlive : .close
+    }
+
+    /// Writes a response that ends with `body`; true when the connection may carry another
+    /// request. The head is encoded straight to bytes: the handler's fields, minus those
+    /// the server sets, then `Date` (when `date`), `Content-Length` (when `contentLength`)
+    /// and `Connection` (when the connection closes, or stays open for HTTP/1.0), in that
+    /// order. A small body goes out in the head's buffer, one write.
+    private func writeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
+                               body: [UInt8], for request: HTTPRequest, on connection: Connection) async -> Bool {
+        let wantsClose = head.headers.firstValue(of: "Connection", equalsIgnoringCase: "close")
         let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
-        if !keepAlive {
-            head.headers.replaceOrAdd(name: "Connection", value: "close")
-        } else if request.head.version == .http10 {
-            head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
-        }
+        let connectionLine: [UInt8]? = !keepAlive ? HTTPServerFields.closeLine
+            : request.head.version == .http10 ? HTTPServerFields.keepAliveLine : nil
+        var replaced: HTTPServerFields = []
+        if date { replaced.insert(.date) }
+        if contentLength != nil { replaced.insert(.contentLength) }
+        if connectionLine != nil { replaced.insert(.connection) }
+        let inline = body.count <= Self.inlineBodyLimit
+        var encoder = HTTPResponseHeadEncoder(status: head.status, capacity: 256 + (inline ? body.count : 0))
+        encoder.appendFields(of: head.headers, skipping: replaced)
+        if date { encoder.appendFieldLine(HTTPDateCache.shared.fieldLine) }
+        if let contentLength { encoder.appendContentLength(contentLength) }
+        if let connectionLine { encoder.appendFieldLine(connectionLine) }
+        encoder.endHead()
         do {
-            try await connection.write([head.bytes(version: .http11), body], deadline: .now + configuration.writeTimeout)
+            if inline {
+                encoder.appendBody(body)
+                try await connection.write(encoder.bytes, deadline: .now + configuration.writeTimeout)
+            } else {
+                try await connection.write([encoder.bytes, body], deadline: .now + configuration.writeTimeout)
+            }
         } catch {
             return false
         }
         return keepAlive
     }
+
+    /// Bodies up to this size are copied behind the head and sent in one buffer; larger
+    /// ones go as a second buffer of the same `writev`.
+    private static let inlineBodyLimit = 4096
 
     /// Answers a refused request and lets the caller close.
     private func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection) async {
