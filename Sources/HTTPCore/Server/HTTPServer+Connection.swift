@@ -41,8 +41,10 @@ extension HTTPServer {
     private func serveRequests(on connection: Connection,
                                lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
+        var drained = false
         while !Task.isCancelled {
-            guard let request = await nextRequest(on: connection, parser: &parser, lifecycle: &lifecycle) else {
+            guard let request = await nextRequest(on: connection, parser: &parser, drained: &drained,
+                                                  lifecycle: &lifecycle) else {
                 return nil
             }
             let response = await handler(request)
@@ -62,8 +64,10 @@ extension HTTPServer {
 
     /// Reads until the parser has a whole request, within the deadlines
     /// `lifecycle` sets. Nil when the connection should close (EOF, timeout,
-    /// refusal already answered, shutdown).
-    private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser,
+    /// refusal already answered, shutdown). `drained` says whether the last read
+    /// left the socket empty (it returned less than it asked for): the next read
+    /// then waits for readability first, instead of a read that says `EAGAIN`.
+    private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
                              lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> HTTPRequest? {
         lifecycle.handle(.awaitingRequest(midRequest: parser.isMidRequest), now: .now)
         // Idle connections are listed, so that shutdown can close them at once.
@@ -101,7 +105,9 @@ extension HTTPServer {
             }
             let bytes: [UInt8]
             do {
-                bytes = try await connection.read(deadline: deadline)
+                bytes = drained
+                    ? try await connection.readAfterDrain(maxBytes: Self.readBytes, deadline: deadline)
+                    : try await connection.read(maxBytes: Self.readBytes, deadline: deadline)
             } catch IOWaitError.timedOut {
                 if parser.isMidRequest {
                     lifecycle.handle(.refused, now: .now)
@@ -112,6 +118,7 @@ extension HTTPServer {
                 return nil
             }
             if bytes.isEmpty { return nil }
+            drained = bytes.count < Self.readBytes
             if listedIdle {
                 leaveIdle(connection)
                 listedIdle = false
@@ -201,6 +208,9 @@ extension HTTPServer {
         }
         return keepAlive
     }
+
+    /// What one read of a request asks for.
+    private static let readBytes = 4096
 
     /// Bodies up to this size are copied behind the head and sent in one buffer; larger
     /// ones go as a second buffer of the same `writev`.
