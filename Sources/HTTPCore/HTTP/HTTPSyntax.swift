@@ -1,5 +1,3 @@
-import Glibc
-
 /// Byte classes and byte-level comparisons of the HTTP/1.1 grammar (RFC 9110, RFC 9112),
 /// shared by the request parser's pieces so every part judges bytes the same way.
 enum HTTPSyntax {
@@ -62,8 +60,10 @@ enum HTTPSyntax {
     /// Whether `bytes` spell `text` exactly (case-sensitive).
     @inline(__always)
     static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
-        bytes.count == text.utf8CodeUnitCount
-            && (bytes.isEmpty || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        let expected = text.utf8Start
+        for i in 0..<bytes.count where bytes[i] != expected[i] { return false }
+        return true
     }
 
     /// Whether `a` and `b` hold the same bytes ignoring ASCII case (either may be any case).
