@@ -77,6 +77,8 @@ public enum TopicName {
         // a remainder this long can only be refused; don't decode it at all.
         if remainder.utf8.count > 3 * maximumBytes { return fail(.tooLong) }
 
+        if let plain = plainName(remainder) { return .success(plain) }
+
         var name: [UInt8] = []
         for rawSegment in remainder.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
             switch validateSegment(Substring(rawSegment)) {
@@ -88,6 +90,27 @@ public enum TopicName {
         }
         if name.count > maximumBytes { return fail(.tooLong) }
         return .success(String(decoding: name, as: UTF8.self))
+    }
+
+    /// The name when `remainder` is already one as it stands: no escape, only allowed
+    /// bytes, no empty or dot segment, not too long. One pass, no decoding; nil sends
+    /// anything else (escapes, and every refusal) through the segment-by-segment path.
+    private static func plainName(_ remainder: Substring) -> String? {
+        guard remainder.utf8.count <= maximumBytes else { return nil }
+        var length = 0, onlyDots = true  // of the current segment
+        for byte in remainder.utf8 {
+            if byte == UInt8(ascii: "/") {
+                guard length > 0, !(onlyDots && length <= 2) else { return nil }
+                length = 0
+                onlyDots = true
+            } else {
+                guard byte != UInt8(ascii: "%"), isUnreserved(byte) else { return nil }
+                length += 1
+                if byte != UInt8(ascii: ".") { onlyDots = false }
+            }
+        }
+        guard length > 0, !(onlyDots && length <= 2) else { return nil }
+        return String(remainder)
     }
 
     /// True when `name`, taken as already decoded (a `%` is just a refused byte),

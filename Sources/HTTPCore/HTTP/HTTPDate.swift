@@ -1,5 +1,3 @@
-import Glibc
-import Locking
 
 /// HTTP dates (RFC 9110 §5.6.7) without Foundation formatters or the C locale:
 /// writes IMF-fixdate, reads all three forms a recipient must accept.
@@ -7,17 +5,8 @@ import Locking
 /// HTTP dates are written and read (the `Date` header, `Last-Modified`,
 /// `If-Modified-Since`, certificate expiry in logs).
 public enum HTTPDate {
-    private static let cache = Locked<(second: Int, text: String)>((-1, ""))
-
-    /// The `Date` header value for now, formatted at most once a second.
-    public static func now() -> String {
-        let second = Int(time(nil))
-        return cache.withLock { cached in
-            if cached.second == second { return cached.text }
-            cached = (second, format(second))
-            return cached.text
-        }
-    }
+    /// The `Date` header value for now, formatted at most once a second (`HTTPDateCache`).
+    public static func now() -> String { HTTPDateCache.shared.value }
 
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun",

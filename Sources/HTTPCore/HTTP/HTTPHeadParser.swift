@@ -22,7 +22,8 @@ struct HTTPHeadParser {
     private var requestLineSpaces = 0
     /// Bytes of the request target seen so far in the incomplete request line.
     private var targetBytes = 0
-    private var headers = HTTPHeaders()
+    /// The header fields so far, as bytes (no `String` per field).
+    private var fields = HTTPFieldBlock()
     private var facts = HTTPHeadFacts()
 
     init(limits: HTTPLimits) { self.limits = limits }
@@ -124,7 +125,7 @@ struct HTTPHeadParser {
         let name = UnsafeRawBufferPointer(rebasing: line[field.name])
         let value = UnsafeRawBufferPointer(rebasing: line[field.value])
         try facts.note(name: name, value: value)
-        headers.add(name: HTTPSyntax.string(name), value: HTTPSyntax.string(value))
+        fields.append(name: name, value: value)
     }
 
     /// Early checks on a byte of the incomplete request line: method bytes must be tchars
@@ -179,7 +180,7 @@ struct HTTPHeadParser {
         case .http10: facts.connectionKeepAlive && !facts.connectionClose
         }
         return HTTPRequestHead(method: line.method, target: line.target, rawPath: line.rawPath, query: line.query,
-                               version: line.version, headers: headers, bodyFraming: framing,
+                               version: line.version, headers: HTTPHeaders(received: fields), bodyFraming: framing,
                                keepAlive: keepAlive, expectsContinue: facts.expectsContinue)
     }
 }

@@ -36,7 +36,7 @@ struct HTTPRequestLine: Equatable {
             throw HTTPParseError(.badRequest, "invalid character in request target")
         }
         self.version = try Self.parseVersion(version)
-        self.method = S.string(method)
+        self.method = Self.methodName(method)
         let targetString = S.string(target)
         self.target = targetString
 
@@ -58,6 +58,19 @@ struct HTTPRequestLine: Equatable {
             }
         } else {
             throw HTTPParseError(.badRequest, "request target must start with /")
+        }
+    }
+
+    /// The method as a `String`: a constant for the methods the server serves (no decoding,
+    /// no allocation), otherwise the token's bytes.
+    private static func methodName(_ method: UnsafeRawBufferPointer) -> String {
+        typealias S = HTTPSyntax
+        switch method.count {
+        case 3 where S.equals(method, "GET"): return "GET"
+        case 4 where S.equals(method, "POST"): return "POST"
+        case 4 where S.equals(method, "HEAD"): return "HEAD"
+        case 7 where S.equals(method, "OPTIONS"): return "OPTIONS"
+        default: return S.string(method)
         }
     }
 

@@ -50,7 +50,17 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Adds bytes read from the connection. Ignored once the parser has failed.
+    ///
+    /// When nothing is buffered (the usual case: a whole small request per read) the array
+    /// itself becomes the buffer, no copy; its storage is released with the rest once every
+    /// byte is consumed, so it is held only while a request is incomplete.
     public mutating func append(_ bytes: [UInt8]) {
+        guard failure == nil, !bytes.isEmpty else { return }
+        if buffer.isEmpty {
+            buffer = bytes
+            readIndex = 0
+            return
+        }
         bytes.withUnsafeBytes { append($0) }
     }
 

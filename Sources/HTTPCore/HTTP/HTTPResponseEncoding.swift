@@ -5,36 +5,10 @@ extension HTTPResponseHead {
     /// A CR or LF in a field name or value, or in the reason phrase, would let a value forge
     /// headers or a body; it is a programmer error and traps.
     public func bytes(version: HTTPVersion) -> [UInt8] {
-        var out: [UInt8] = []
-        var estimate = 16 + status.reason.utf8.count
-        for field in headers.fields { estimate += field.name.utf8.count + field.value.utf8.count + 4 }
-        out.reserveCapacity(estimate)
-
-        out.append(contentsOf: version.text.utf8)
-        out.append(HTTPSyntax.space)
-        precondition((100...999).contains(status.code), "status code \(status.code) is not three digits")
-        out.append(contentsOf: String(status.code).utf8)
-        out.append(HTTPSyntax.space)
-        Self.appendChecked(status.reason, to: &out)
-        out.append(contentsOf: Self.crlf)
-        for field in headers.fields {
-            Self.appendChecked(field.name, to: &out)
-            out.append(HTTPSyntax.colon)
-            out.append(HTTPSyntax.space)
-            Self.appendChecked(field.value, to: &out)
-            out.append(contentsOf: Self.crlf)
-        }
-        out.append(contentsOf: Self.crlf)
-        return out
-    }
-
-    private static let crlf: [UInt8] = [HTTPSyntax.cr, HTTPSyntax.lf]
-
-    private static func appendChecked(_ text: String, to out: inout [UInt8]) {
-        for byte in text.utf8 {
-            precondition(byte != HTTPSyntax.cr && byte != HTTPSyntax.lf, "CR or LF in a response head: \(text.debugDescription)")
-            out.append(byte)
-        }
+        var encoder = HTTPResponseHeadEncoder(status: status, version: version)
+        encoder.appendFields(of: headers)
+        encoder.endHead()
+        return encoder.bytes
     }
 }
 

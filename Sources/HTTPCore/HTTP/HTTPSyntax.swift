@@ -57,6 +57,22 @@ enum HTTPSyntax {
         return true
     }
 
+    /// Whether `bytes` spell `text` exactly (case-sensitive).
+    @inline(__always)
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        let expected = text.utf8Start
+        for i in 0..<bytes.count where bytes[i] != expected[i] { return false }
+        return true
+    }
+
+    /// Whether `a` and `b` hold the same bytes ignoring ASCII case (either may be any case).
+    static func equalsIgnoringCase(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where lowercased(a[i]) != lowercased(b[i]) { return false }
+        return true
+    }
+
     /// Whether `bytes` start with `lowercase` ignoring ASCII case. `lowercase` must be lowercase ASCII.
     static func hasPrefixIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         let n = lowercase.utf8CodeUnitCount

@@ -12,59 +12,6 @@ public enum HTTPVersion: Sendable, Equatable {
     }
 }
 
-/// An ordered list of header fields. Names compare case-insensitively
-/// (ASCII), values are kept as sent with surrounding whitespace trimmed.
-public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
-    /// The fields in the order they were added.
-    public private(set) var fields: [(name: String, value: String)] = []
-
-    public init() {}
-
-    public init(dictionaryLiteral elements: (String, String)...) {
-        for (name, value) in elements { add(name: name, value: value) }
-    }
-
-    public mutating func add(name: String, value: String) {
-        fields.append((name: name, value: value))
-    }
-
-    /// Replaces every field named `name` with one field holding `value`.
-    public mutating func replaceOrAdd(name: String, value: String) {
-        fields.removeAll { Self.same($0.name, name) }
-        fields.append((name: name, value: value))
-    }
-
-    /// The first value of the field `name`, or nil.
-    public subscript(name: String) -> String? {
-        fields.first { Self.same($0.name, name) }?.value
-    }
-
-    /// Every value of the field `name`, in order.
-    public func values(for name: String) -> [String] {
-        fields.filter { Self.same($0.name, name) }.map(\.value)
-    }
-
-    public func contains(_ name: String) -> Bool { self[name] != nil }
-
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
-        fields.makeIterator()
-    }
-
-    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        lhs.fields.count == rhs.fields.count
-            && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
-    }
-
-    static func lowercased(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
-
-    /// ASCII case-insensitive comparison of two header names.
-    static func same(_ a: String, _ b: String) -> Bool {
-        let a = a.utf8, b = b.utf8
-        guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { lowercased($0) == lowercased($1) }
-    }
-}
-
 /// A response status: the code and its reason phrase.
 public struct HTTPStatus: Sendable, Equatable {
     public let code: Int

@@ -52,8 +52,10 @@ extension HTTPServer {
     private func serveRequests(on connection: Connection,
                                lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
+        var drained = false
         while !Task.isCancelled {
-            guard let request = await nextRequest(on: connection, parser: &parser, lifecycle: &lifecycle) else {
+            guard let request = await nextRequest(on: connection, parser: &parser, drained: &drained,
+                                                  lifecycle: &lifecycle) else {
                 return nil
             }
             let response = await handler(request)
@@ -73,8 +75,10 @@ extension HTTPServer {
 
     /// Reads until the parser has a whole request, within the deadlines
     /// `lifecycle` sets. Nil when the connection should close (EOF, timeout,
-    /// refusal already answered, shutdown).
-    private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser,
+    /// refusal already answered, shutdown). `drained` says whether the last read
+    /// left the socket empty (it returned less than it asked for): the next read
+    /// then waits for readability first, instead of a read that says `EAGAIN`.
+    private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
                              lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> HTTPRequest? {
         lifecycle.handle(.awaitingRequest(midRequest: parser.isMidRequest), now: .now)
         // Idle connections are listed, so that shutdown can close them at once.
@@ -112,7 +116,9 @@ extension HTTPServer {
             }
             let bytes: [UInt8]
             do {
-                bytes = try await connection.read(deadline: deadline)
+                bytes = drained
+                    ? try await connection.readAfterDrain(maxBytes: Self.readBytes, deadline: deadline)
+                    : try await connection.read(maxBytes: Self.readBytes, deadline: deadline)
             } catch IOWaitError.timedOut {
                 if parser.isMidRequest {
                     lifecycle.handle(.refused, now: .now)
@@ -123,6 +129,7 @@ extension HTTPServer {
                 return nil
             }
             if bytes.isEmpty { return nil }
+            drained = bytes.count < Self.readBytes
             if listedIdle {
                 leaveIdle(connection)
                 listedIdle = false
@@ -135,18 +142,15 @@ extension HTTPServer {
     /// Writes the response (for a stream, its head only).
     private func respond(to request: HTTPRequest, with response: HTTPResponse,
                          on connection: Connection) async -> AfterResponse {
+        if case .bytes(let body) = response.body {
+            return await respondComplete(to: request, head: response.head, body: body, on: connection)
+        }
         var head = response.head
         head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
         let isHEAD = request.head.method == "HEAD"
         switch response.body {
-        case .bytes(let body):
-            // A HEAD answer may already carry the length the GET body would have.
-            let keepsLength = isHEAD && head.headers.contains("Content-Length")
-            if Self.mayHaveBody(head.status) && !keepsLength {
-                head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
-            }
-            let sendBody = !isHEAD && Self.mayHaveBody(head.status)
-            return await writeComplete(head, body: sendBody ? body : [], for: request, on: connection) ? .keepAlive : .close
+        case .bytes:
+            preconditionFailure("a complete body is answered by respondComplete")
         case .stream where isHEAD, .source where isHEAD:
             // The head a GET would get, framing included (a stream has no length
             // to announce); the body is not run.
@@ -171,24 +175,63 @@ extension HTTPServer {
         }
     }
 
-    /// Writes a response that ends with `body`; true when the connection may carry another request.
-    private func writeComplete(_ head: HTTPResponseHead, body: [UInt8], for request: HTTPRequest,
-                               on connection: Connection) async -> Bool {
-        var head = head
-        let wantsClose = head.headers["Connection"].map { $0.lowercased() == "close" } ?? false
+    /// Writes a response with a complete body: the server's `Date` and (unless the status
+    /// has no body, or a `HEAD` answer already names the GET body's length)
+    /// `Content-Length` replace any the handler set.
+    private func respondComplete(to request: HTTPRequest, head: HTTPResponseHead, body: [UInt8],
+                                 on connection: Connection) async -> AfterResponse {
+        let isHEAD = request.head.method == "HEAD"
+        let mayHaveBody = Self.mayHaveBody(head.status)
+        // A HEAD answer may already carry the length the GET body would have.
+        let keepsLength = isHEAD && head.headers.contains("Content-Length")
+        let length = mayHaveBody && !keepsLength ? body.count : nil
+        let sendBody = !isHEAD && mayHaveBody
+        let keepAlive = await writeComplete(head, date: true, contentLength: length, body: sendBody ? body : [],
+                                            for: request, on: connection)
+        return keepAlive ? .keepAlive : .close
+    }
+
+    /// Writes a response that ends with `body`; true when the connection may carry another
+    /// request. The head is encoded straight to bytes: the handler's fields, minus those
+    /// the server sets, then `Date` (when `date`), `Content-Length` (when `contentLength`)
+    /// and `Connection` (when the connection closes, or stays open for HTTP/1.0), in that
+    /// order. A small body goes out in the head's buffer, one write.
+    private func writeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
+                               body: [UInt8], for request: HTTPRequest, on connection: Connection) async -> Bool {
+        let wantsClose = head.headers.firstValue(of: "Connection", equalsIgnoringCase: "close")
         let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
-        if !keepAlive {
-            head.headers.replaceOrAdd(name: "Connection", value: "close")
-        } else if request.head.version == .http10 {
-            head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
-        }
+        let connectionLine: [UInt8]? = !keepAlive ? HTTPServerFields.closeLine
+            : request.head.version == .http10 ? HTTPServerFields.keepAliveLine : nil
+        var replaced: HTTPServerFields = []
+        if date { replaced.insert(.date) }
+        if contentLength != nil { replaced.insert(.contentLength) }
+        if connectionLine != nil { replaced.insert(.connection) }
+        let inline = body.count <= Self.inlineBodyLimit
+        var encoder = HTTPResponseHeadEncoder(status: head.status, capacity: 256 + (inline ? body.count : 0))
+        encoder.appendFields(of: head.headers, skipping: replaced)
+        if date { encoder.appendFieldLine(HTTPDateCache.shared.fieldLine) }
+        if let contentLength { encoder.appendContentLength(contentLength) }
+        if let connectionLine { encoder.appendFieldLine(connectionLine) }
+        encoder.endHead()
         do {
-            try await connection.write([head.bytes(version: .http11), body], deadline: .now + configuration.writeTimeout)
+            if inline {
+                encoder.appendBody(body)
+                try await connection.write(encoder.bytes, deadline: .now + configuration.writeTimeout)
+            } else {
+                try await connection.write([encoder.bytes, body], deadline: .now + configuration.writeTimeout)
+            }
         } catch {
             return false
         }
         return keepAlive
     }
+
+    /// What one read of a request asks for.
+    private static let readBytes = 4096
+
+    /// Bodies up to this size are copied behind the head and sent in one buffer; larger
+    /// ones go as a second buffer of the same `writev`.
+    private static let inlineBodyLimit = 4096
 
     /// Answers a refused request and lets the caller close.
     private func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection) async {

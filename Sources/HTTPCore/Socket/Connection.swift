@@ -91,6 +91,19 @@ public final class Connection: Sendable {
         return try await socketRead(maxBytes: maxBytes, deadline: deadline)
     }
 
+    /// `read` for a caller whose previous read on this connection returned less than it
+    /// asked for, so the socket was left empty: waits for readability first, saving the
+    /// attempt that would only say `EAGAIN` (and its buffer). Readiness is edge-triggered
+    /// and every arrival after that read is an edge, so nothing that arrived is waited
+    /// past. Over TLS (records may sit decrypted in the session) or once the peer hung up
+    /// (its edge may already be consumed), the same as `read`.
+    public func readAfterDrain(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
+        if tls == nil && !loop.isHungUp(registration) {
+            try await loop.wait(for: .read, on: registration, deadline: deadline)
+        }
+        return try await read(maxBytes: maxBytes, deadline: deadline)
+    }
+
     /// `read` on the socket itself, bypassing TLS.
     func socketRead(maxBytes: Int, deadline: ContinuousClock.Instant?) async throws -> [UInt8] {
         while true {
