@@ -33,6 +33,13 @@ public protocol StreamEngine: Sendable {
     ///   published), `.shutdown` after `shutdown()`.
     func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
 
+    /// `publish` done at once on the calling thread, without a hop to the engine's
+    /// executor, when the caller already runs where the engine's work runs (a
+    /// handler on the event loop's thread, with the hub on the loop's executor);
+    /// nil when it cannot, and the caller then awaits `publish`. The default: nil.
+    func publishInPlace(topic: String, channel: Channel, data: String,
+                        event: String?) -> Result<PublishResult, PublishError>?
+
     /// Gauges from the engine's tables.
     func snapshot() async -> HubSnapshot
 
@@ -75,4 +82,9 @@ public struct EngineMetric: Sendable, Equatable {
 extension StreamEngine {
     /// Figures beyond the hub's counters; none by default.
     public var metrics: [EngineMetric] { [] }
+
+    public func publishInPlace(topic: String, channel: Channel, data: String,
+                               event: String?) -> Result<PublishResult, PublishError>? {
+        nil
+    }
 }

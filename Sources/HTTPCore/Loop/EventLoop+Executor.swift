@@ -54,6 +54,12 @@ public final class LoopActorExecutor: SerialExecutor {
     public func checkIsolated() {
         precondition(queue.isLoopThread, "not on the event loop's thread")
     }
+
+    /// True on the loop's thread: whatever runs there runs between two of the loop's
+    /// jobs, never beside an actor job of this executor (one thread runs them all).
+    public func isIsolatingCurrentContext() -> Bool? {
+        queue.isLoopThread
+    }
 }
 
 /// A job for the loop thread: a task's, or an actor's (run isolated to it).
