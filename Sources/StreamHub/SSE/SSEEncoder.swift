@@ -29,23 +29,8 @@ public enum SSEEncoder {
                 out.append(lf)
             }
         }
-        let dataPrefix = "data: ".utf8
-        out.append(contentsOf: dataPrefix)
-        var afterCR = false
-        for byte in data.utf8 {
-            if byte == lf && afterCR {
-                // The LF of a CRLF: the CR already ended the line.
-                afterCR = false
-                continue
-            }
-            afterCR = byte == cr
-            if byte == cr || byte == lf {
-                out.append(lf)
-                out.append(contentsOf: dataPrefix)
-            } else {
-                out.append(byte)
-            }
-        }
+        var data = data
+        data.withUTF8 { bytes in appendDataLines(bytes, to: &out) }
         out.append(lf)
         out.append(lf)
         return out
@@ -72,6 +57,29 @@ public enum SSEEncoder {
         out.append(lf)
         out.append(lf)
         return out
+    }
+
+    /// `data: ` lines of `bytes`, each line break (CR, LF, CRLF) ending one; the runs
+    /// between breaks are copied whole, not byte by byte.
+    private static func appendDataLines(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let dataPrefix = "data: ".utf8
+        out.append(contentsOf: dataPrefix)
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard byte == cr || byte == lf else {
+                index += 1
+                continue
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            out.append(lf)
+            out.append(contentsOf: dataPrefix)
+            // The LF of a CRLF belongs to the CR's break.
+            index += byte == cr && index + 1 < bytes.count && bytes[index + 1] == lf ? 2 : 1
+            start = index
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
     }
 
     private static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
