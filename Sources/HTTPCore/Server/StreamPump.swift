@@ -139,9 +139,7 @@ final class StreamPump: TurnEndWork, Sendable {
         if first.finished { return end() }
         while guarded.withLock({ $0.pump.rearm() }) {
             connection.loop.atTurnEnd(self)
-            let event = await withCheckedContinuation { continuation in
-                if let event = guarded.withLock({ $0.pump.wait(continuation) }) { continuation.resume(returning: event) }
-            }
+            let event = await withCheckedContinuation { continuation in park(continuation) }
             // The loop resumed this task inside the lock: taking it once orders what
             // the loop wrote before whatever comes next, in a way ThreadSanitizer
             // sees (the runtime orders it already; as `PipelineCore`'s fence).
@@ -149,6 +147,13 @@ final class StreamPump: TurnEndWork, Sendable {
             guard case .write(let rest) = event else { return }
             guard await writeRest(rest) else { return end() }
         }
+    }
+
+    /// Parks the task until the loop hands it something or the stream ends (at once
+    /// if that already happened). Not inlined, so its temporaries stay off the task.
+    @inline(never)
+    private func park(_ continuation: CheckedContinuation<StreamPumpEvent<Handover>, Never>) {
+        if let event = guarded.withLock({ $0.pump.wait(continuation) }) { continuation.resume(returning: event) }
     }
 
     /// Writes what the socket did not take at once, waiting for writability; false
