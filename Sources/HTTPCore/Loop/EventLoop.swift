@@ -112,22 +112,8 @@ public final class EventLoop: Sendable {
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-                let immediate: Result<Void, Error>? = state.withLock { state in
-                    let index = Int(registration.fd)
-                    guard var slot = state.slot(registration) else { return .failure(IOWaitError.closed) }
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    if slot.consumeEdge(interest, for: role) {
-                        state.slots[index] = slot
-                        return .success(())
-                    }
-                    precondition(slot[role] == nil, "two tasks wait as the \(role) of one descriptor")
-                    if let deadline, deadline <= ContinuousClock.now { return .failure(IOWaitError.timedOut) }
-                    slot[role] = Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline)
-                    state.slots[index] = slot
-                    if deadline != nil { state.deadlineFDs.insert(registration.fd) }
-                    return nil
-                }
-                if let immediate { continuation.resume(with: immediate) }
+                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline),
+                     as: role, on: registration)
             }
         } onCancel: {
             let continuation = state.withLock { state -> CheckedContinuation<Void, Error>? in
@@ -139,6 +125,30 @@ public final class EventLoop: Sendable {
             }
             continuation?.resume(throwing: CancellationError())
         }
+    }
+
+    /// Records `waiter` as `role`'s wait on the descriptor, or resumes it at once
+    /// (an unconsumed edge, a closed descriptor, a cancelled task, a deadline passed).
+    /// Not inlined into `wait`: the slot copies it makes stay on the thread's stack
+    /// instead of becoming task allocations that a parked task keeps while it waits.
+    @inline(never)
+    private func park(_ waiter: Waiter, as role: IORole, on registration: LoopRegistration) {
+        let immediate: Result<Void, Error>? = state.withLock { state in
+            let index = Int(registration.fd)
+            guard var slot = state.slot(registration) else { return .failure(IOWaitError.closed) }
+            if Task.isCancelled { return .failure(CancellationError()) }
+            if slot.consumeEdge(waiter.interest, for: role) {
+                state.slots[index] = slot
+                return .success(())
+            }
+            precondition(slot[role] == nil, "two tasks wait as the \(role) of one descriptor")
+            if let deadline = waiter.deadline, deadline <= ContinuousClock.now { return .failure(IOWaitError.timedOut) }
+            slot[role] = waiter
+            state.slots[index] = slot
+            if waiter.deadline != nil { state.deadlineFDs.insert(registration.fd) }
+            return nil
+        }
+        if let immediate { waiter.continuation.resume(with: immediate) }
     }
 
     private func run() {

@@ -30,7 +30,7 @@ final class ConnectionGroups: Sendable {
     /// it from within `serve(while:)`'s body.
     func start(_ job: @escaping Job) {
         let shard = nextShard.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(inboxes.count)
-        inboxes[Int(shard)].push(job)
+        inboxes[Int(shard)].push(Entry(run: job))
     }
 
     /// Runs the shards' groups as children of the calling task and `body` beside
@@ -43,7 +43,7 @@ final class ConnectionGroups: Sendable {
                         // Not cancellable on purpose: a job handed over must run (in a
                         // cancelled group it starts cancelled and closes its socket).
                         while let jobs = await inbox.take() {
-                            for job in jobs { group.addTask(operation: job) }
+                            for job in jobs { group.addTask(operation: job.run) }
                         }
                     }
                 }
@@ -53,20 +53,27 @@ final class ConnectionGroups: Sendable {
         }
     }
 
+    /// A job as the inboxes hold it. A struct, not the bare closure: an array of
+    /// closures stores them reabstracted, and each conversion back is one more
+    /// thunk frame that the connection's task keeps for its whole life.
+    private struct Entry: Sendable {
+        let run: Job
+    }
+
     /// One shard's jobs not yet added to its group. The queue is as long as
     /// the connections accepted since the shard last ran, each already an open
     /// descriptor, so the descriptor limit bounds it.
     private final class Inbox: Sendable {
         private struct State {
-            var jobs: [Job] = []
-            var waiter: CheckedContinuation<[Job]?, Never>?
+            var jobs: [Entry] = []
+            var waiter: CheckedContinuation<[Entry]?, Never>?
             var finished = false
         }
 
         private let state = Locked(State())
 
-        func push(_ job: @escaping Job) {
-            let waiter = state.withLock { state -> CheckedContinuation<[Job]?, Never>? in
+        func push(_ job: Entry) {
+            let waiter = state.withLock { state -> CheckedContinuation<[Entry]?, Never>? in
                 precondition(!state.finished, "a connection started after its server stopped accepting")
                 guard let waiter = state.waiter else {
                     state.jobs.append(job)
@@ -80,7 +87,7 @@ final class ConnectionGroups: Sendable {
 
         /// No job comes any more: `take` returns nil once the queue is empty.
         func finish() {
-            let waiter = state.withLock { state -> CheckedContinuation<[Job]?, Never>? in
+            let waiter = state.withLock { state -> CheckedContinuation<[Entry]?, Never>? in
                 state.finished = true
                 defer { state.waiter = nil }
                 return state.waiter
@@ -89,9 +96,9 @@ final class ConnectionGroups: Sendable {
         }
 
         /// Every job queued, waiting for one if none is; nil once finished and empty.
-        func take() async -> [Job]? {
-            await withCheckedContinuation { (continuation: CheckedContinuation<[Job]?, Never>) in
-                let ready = state.withLock { state -> [Job]?? in
+        func take() async -> [Entry]? {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[Entry]?, Never>) in
+                let ready = state.withLock { state -> [Entry]?? in
                     if !state.jobs.isEmpty {
                         defer { state.jobs = [] }
                         return .some(state.jobs)

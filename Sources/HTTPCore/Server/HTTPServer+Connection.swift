@@ -12,39 +12,56 @@ extension HTTPServer {
         case stream(StreamingBody)
     }
 
-    private struct StreamingBody {
-        enum Writer {
-            case task(@Sendable (ResponseStream) async -> Void)
-            /// The head is not written yet: it goes out with the first batch.
-            case pump(head: [UInt8], SourcedBody)
-        }
-
-        let writer: Writer
-        let chunked: Bool
+    /// One word or two in the connection's frames for the stream's whole life.
+    private enum StreamingBody: Sendable {
+        case task(@Sendable (ResponseStream) async -> Void, ResponseStream)
+        /// The head is not written yet: the pump writes it with the first batch.
+        case pump(StreamPump)
     }
 
+    @inline(never)  // its own small frame, not merged into the connection's closure
     func serve(_ connection: Connection) async {
         defer {
             leaveIdle(connection)
             connection.close()
         }
+        guard let body = await requestPhase(on: connection) else { return }
+        // The request phase's frames and the task-allocator slabs they needed are
+        // gone by now: a stream that lives for hours keeps only what it needs.
+        let stream: ResponseStream
+        switch body {
+        case .task(let write, let taskStream):
+            stream = taskStream
+            await write(stream)
+        case .pump(let pump):
+            stream = pump.stream
+            await pump.run()
+        }
+        await stream.finish(deadline: .now + .seconds(1))
+    }
+
+    /// The TLS handshake and the request loop, in a child task of the connection's
+    /// task that ends before the stream starts. Why a child: the Swift runtime keeps
+    /// a task's allocator slabs (about 1 KiB each) until the task ends, so the
+    /// deepest chain of async frames a task ever reached stays with it. Parsing,
+    /// routing and subscribing reach several slabs; run in the connection's own task
+    /// they would stay with every idle subscriber for hours (issue 16,
+    /// bench/memory.md). The child is structured: it is cancelled with the
+    /// connection's task and awaited before the stream starts.
+    @inline(never)  // so its frame (and the child's) is popped before the stream starts
+    private func requestPhase(on connection: Connection) async -> StreamingBody? {
+        async let body = handshakeAndServeRequests(on: connection)
+        return await body
+    }
+
+    private func handshakeAndServeRequests(on connection: Connection) async -> StreamingBody? {
         var lifecycle = ConnectionLifecycle<ContinuousClock>(timeouts: .init(configuration), tls: connection.isTLS,
                                                              now: .now)
         if case .handshaking(let deadline) = lifecycle.state {
-            guard await establishTLS(on: connection, deadline: deadline) else { return }
+            guard await establishTLS(on: connection, deadline: deadline) else { return nil }
             lifecycle.handle(.handshakeCompleted, now: .now)
         }
-        guard let body = await serveRequests(on: connection, lifecycle: &lifecycle) else { return }
-        // The request loop's frame (parser, request, response head) is gone by
-        // now: a stream that lives for hours keeps only what it needs.
-        let stream = ResponseStream(connection: connection, chunked: body.chunked)
-        switch body.writer {
-        case .task(let write):
-            await write(stream)
-        case .pump(let head, let sourced):
-            await StreamPump(stream: stream, source: sourced.source).run(head: head, body: sourced)
-        }
-        await stream.finish(deadline: .now + .seconds(1))
+        return await serveRequests(on: connection, lifecycle: &lifecycle)
     }
 
     /// Serves requests until the connection closes (nil) or a streaming
@@ -166,12 +183,13 @@ extension HTTPServer {
             } catch {
                 return .close
             }
-            return .stream(StreamingBody(writer: .task(body), chunked: chunked))
+            return .stream(.task(body, ResponseStream(connection: connection, chunked: chunked)))
         case .source(let sourced):
             let chunked = request.head.version == .http11
             if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
             head.headers.replaceOrAdd(name: "Connection", value: "close")
-            return .stream(StreamingBody(writer: .pump(head: head.bytes(version: .http11), sourced), chunked: chunked))
+            return .stream(.pump(StreamPump(stream: ResponseStream(connection: connection, chunked: chunked),
+                                            head: head.bytes(version: .http11), body: sourced)))
         }
     }
 

@@ -15,11 +15,19 @@ import Locking
 final class StreamPump: TurnEndWork, Sendable {
     private typealias State = StreamPumpState<CheckedContinuation<StreamPumpEvent<Handover>, Never>, Handover>
 
-    /// A batch the socket did not take at once, and where it stopped.
-    struct Handover: Sendable {
+    /// A batch the socket did not take at once, and where it stopped. A class: an
+    /// event carrying it stays one word in the task's frames (blocked writes are rare).
+    final class Handover: Sendable {
         let chunks: [[UInt8]]
         let position: WritePosition
-        let batch: StreamBatch
+        /// What the source is told once it is written (nil for a first write without a batch).
+        let batch: StreamBatch?
+
+        init(chunks: [[UInt8]], position: WritePosition, batch: StreamBatch?) {
+            self.chunks = chunks
+            self.position = position
+            self.batch = batch
+        }
     }
 
     let stream: ResponseStream
@@ -29,83 +37,141 @@ final class StreamPump: TurnEndWork, Sendable {
     private struct Guarded {
         var pump = State()
         var ready: (@Sendable () -> Void)?
+        /// The response head (encoded) and the body, until `run` takes them.
+        var start: (head: [UInt8], body: SourcedBody)?
     }
 
-    private let guarded = Locked(Guarded())
+    private let guarded: Locked<Guarded>
 
-    init(stream: ResponseStream, source: any StreamSource) {
+    init(stream: ResponseStream, head: [UInt8], body: SourcedBody) {
         self.stream = stream
-        self.source = source
+        self.source = body.source
+        guarded = Locked(Guarded(start: (head, body)))
     }
 
     var connection: Connection { stream.connection }
 
-    /// The stream's whole life, in the connection's task: `head` (the response head,
-    /// already encoded), `body.prelude` and whatever the source has at once go out in
-    /// one write; then the loop writes and this task waits for hand-overs.
-    func run(head: [UInt8], body: SourcedBody) async {
-        // Strong captures, no weak reference (which would give the pump a side table
-        // and every retain of it the slow path). The cycles they make end with the
-        // stream: `end` drops `ready` here and cancels the source (which drops its
-        // copy); closing the connection drops the hang-up handler.
-        let ready: @Sendable () -> Void = { self.sourceIsReady() }
-        guarded.withLock { $0.ready = ready }
-        body.started?(stream)
-        stream.onPeerClosed { self.end() }
+    /// The stream's whole life, in the connection's task: the response head (already
+    /// encoded), the body's prelude and whatever the source has at once go out in one
+    /// write; then the loop writes and this task waits for hand-overs. Called once.
+    ///
+    /// The async frames here stay small on purpose: the runtime keeps a task's
+    /// allocator slabs until the task ends, so whatever this chain once reached an
+    /// idle subscriber holds for hours. Building the first write is synchronous, the
+    /// common first write never waits (`writeAvailable`), and the waiting loop
+    /// (`pumpFrames`) holds only what a hand-over needs.
+    func run() async {
+        let (first, endsAt) = start()
         await withTaskCancellationHandler {
-            guard let endsAt = body.endsAt else { return await pumpFrames(head: head, prelude: body.prelude, ready: ready) }
-            await withDiscardingTaskGroup { group in
-                group.addTask {
-                    try? await Task.sleep(until: endsAt, clock: .continuous)
-                    if !Task.isCancelled { self.end() }
-                }
-                await pumpFrames(head: head, prelude: body.prelude, ready: ready)
-                group.cancelAll()
-            }
+            guard let endsAt else { return await pumpFrames(first) }
+            await pumpFrames(first, until: endsAt)
         } onCancel: {
             end()
         }
     }
 
-    private func pumpFrames(head: [UInt8], prelude: [UInt8], ready: @escaping @Sendable () -> Void) async {
+    /// Sets the stream up and makes the first write (synchronous, so none of it
+    /// stays in the task's frames); when the stream ends by itself.
+    private func start() -> (FirstWrite?, ContinuousClock.Instant?) {
+        // Strong captures, no weak reference (which would give the pump a side table
+        // and every retain of it the slow path). The cycles they make end with the
+        // stream: `end` drops `ready` here and cancels the source (which drops its
+        // copy); closing the connection drops the hang-up handler.
+        let ready: @Sendable () -> Void = { self.sourceIsReady() }
+        guard let (head, body) = guarded.withLock({ guarded in
+            guarded.ready = ready
+            return guarded.start.take()
+        }) else { preconditionFailure("a stream pump run twice") }
+        body.started?(stream)
+        stream.onPeerClosed { self.end() }
+        return (firstWrite(head: head, prelude: body.prelude, ready: ready), body.endsAt)
+    }
+
+    /// The first write: the head, the prelude and what the source has now, as
+    /// written so far without waiting.
+    private struct FirstWrite: Sendable {
+        var rest: Handover?
+        var finished: Bool
+    }
+
+    /// Builds and writes the first write, without waiting (the socket of a new
+    /// stream almost always takes it at once); what it did not take is `rest`.
+    private func firstWrite(head: [UInt8], prelude: [UInt8], ready: @escaping @Sendable () -> Void) -> FirstWrite? {
         var first = [head]
-        var firstBatch: StreamBatch?
+        var batch: StreamBatch?
         var finished = false
         switch source.take(orNotify: ready) {
-        case .batch(let batch):
-            firstBatch = batch
-            first += stream.framed([prelude] + batch.chunks)
+        case .batch(let taken):
+            batch = taken
+            first += stream.framed([prelude] + taken.chunks)
         case .pending:
             first += stream.framed([prelude])
         case .finished:
             first += stream.framed([prelude])
             finished = true
         }
+        var position = WritePosition(chunks: first)
         do {
-            try await connection.write(first)
+            guard try connection.writeAvailable(first, at: &position) == .done else {
+                return FirstWrite(rest: Handover(chunks: first, position: position, batch: batch), finished: finished)
+            }
         } catch {
-            return end()
+            return nil
         }
-        if let firstBatch { source.written(firstBatch, at: .now) }
-        if finished { return end() }
+        if let batch { source.written(batch, at: .now) }
+        return FirstWrite(rest: nil, finished: finished)
+    }
+
+    /// `pumpFrames`, ended when `endsAt` passes (a token's expiry).
+    @inline(never)
+    private func pumpFrames(_ first: FirstWrite?, until endsAt: ContinuousClock.Instant) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                try? await Task.sleep(until: endsAt, clock: .continuous)
+                if !Task.isCancelled { self.end() }
+            }
+            await pumpFrames(first)
+            group.cancelAll()
+        }
+    }
+
+    /// Finishes the first write, then waits for hand-overs until the stream ends.
+    @inline(never)
+    private func pumpFrames(_ first: FirstWrite?) async {
+        guard let first else { return end() }
+        if let rest = first.rest, await !writeRest(rest) { return end() }
+        if first.finished { return end() }
         while guarded.withLock({ $0.pump.rearm() }) {
             connection.loop.atTurnEnd(self)
-            let event = await withCheckedContinuation { continuation in
-                if let event = guarded.withLock({ $0.pump.wait(continuation) }) { continuation.resume(returning: event) }
-            }
+            let event = await withCheckedContinuation { continuation in park(continuation) }
             // The loop resumed this task inside the lock: taking it once orders what
             // the loop wrote before whatever comes next, in a way ThreadSanitizer
             // sees (the runtime orders it already; as `PipelineCore`'s fence).
             guarded.withLock { _ in }
             guard case .write(let rest) = event else { return }
-            var position = rest.position
-            do {
-                try await connection.write(rest.chunks, from: &position)
-            } catch {
-                return end()
-            }
-            source.written(rest.batch, at: .now)
+            guard await writeRest(rest) else { return end() }
         }
+    }
+
+    /// Parks the task until the loop hands it something or the stream ends (at once
+    /// if that already happened). Not inlined, so its temporaries stay off the task.
+    @inline(never)
+    private func park(_ continuation: CheckedContinuation<StreamPumpEvent<Handover>, Never>) {
+        if let event = guarded.withLock({ $0.pump.wait(continuation) }) { continuation.resume(returning: event) }
+    }
+
+    /// Writes what the socket did not take at once, waiting for writability; false
+    /// when the connection failed.
+    @inline(never)
+    private func writeRest(_ rest: Handover) async -> Bool {
+        var position = rest.position
+        do {
+            try await connection.write(rest.chunks, from: &position)
+        } catch {
+            return false
+        }
+        if let batch = rest.batch { source.written(batch, at: .now) }
+        return true
     }
 
     /// At the end of a loop turn: takes what the source has and writes it now, until
