@@ -161,6 +161,11 @@ public final class Connection: Sendable {
     /// - Throws: `SystemError` (e.g. the peer reset), `TLSError`, `IOWaitError.closed`.
     func writeAvailable(_ chunks: [[UInt8]], at position: inout WritePosition) throws -> WriteProgress {
         if let tls { return try writeAvailable(tls, chunks, at: &position) }
+        return try socketWriteAvailable(chunks, at: &position)
+    }
+
+    /// `writeAvailable` on the socket itself, bypassing TLS.
+    private func socketWriteAvailable(_ chunks: [[UInt8]], at position: inout WritePosition) throws -> WriteProgress {
         while !position.isDone {
             switch try writevOnce(chunks, from: position) {
             case .processed(let count):
@@ -176,14 +181,8 @@ public final class Connection: Sendable {
     /// `write` on the socket itself, bypassing TLS.
     func socketWrite(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant?) async throws {
         var position = WritePosition(chunks: chunks)
-        while !position.isDone {
-            switch try writevOnce(chunks, from: position) {
-            case .processed(let count):
-                counters?.bytesWritten.add(UInt64(count), ordering: .relaxed)
-                position.advance(by: count)
-            case .wouldBlock:
-                try await loop.wait(for: .write, on: registration, deadline: deadline)
-            }
+        while try socketWriteAvailable(chunks, at: &position) != .done {
+            try await loop.wait(for: .write, on: registration, deadline: deadline)
         }
     }
 

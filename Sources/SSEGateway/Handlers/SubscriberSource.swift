@@ -17,14 +17,7 @@ final class SubscriptionSource: StreamSource {
     }
 
     func take(orNotify ready: @escaping @Sendable () -> Void) -> StreamTake {
-        switch subscription.poll(orNotify: ready) {
-        case .frames(let frames, _, let values, let oldest):
-            return .batch(StreamBatch(chunks: frames, frames: frames.count, values: values, oldestValueAt: oldest))
-        case .pending:
-            return .pending
-        case .finished:
-            return .finished
-        }
+        StreamTake(subscription.poll(orNotify: ready)) { frames, _ in frames }
     }
 
     func written(_ batch: StreamBatch, at time: ContinuousClock.Instant) {
@@ -57,12 +50,9 @@ final class TopicsSource: StreamSource {
     }
 
     func take(orNotify ready: @escaping @Sendable () -> Void) -> StreamTake {
-        switch subscription.poll(orNotify: ready) {
-        case .frames(let frames, let marks, let values, let oldest):
-            guard writesCursor else {
-                return .batch(StreamBatch(chunks: frames, frames: frames.count, values: values, oldestValueAt: oldest))
-            }
-            let chunks = cursor.withLock { cursor in
+        StreamTake(subscription.poll(orNotify: ready)) { frames, marks in
+            guard writesCursor else { return frames }
+            return cursor.withLock { cursor in
                 var chunks: [[UInt8]] = []
                 chunks.reserveCapacity(frames.count * 2)
                 for (frame, mark) in zip(frames, marks) {
@@ -74,11 +64,6 @@ final class TopicsSource: StreamSource {
                 }
                 return chunks
             }
-            return .batch(StreamBatch(chunks: chunks, frames: frames.count, values: values, oldestValueAt: oldest))
-        case .pending:
-            return .pending
-        case .finished:
-            return .finished
         }
     }
 
@@ -88,6 +73,22 @@ final class TopicsSource: StreamSource {
 
     func cancel() {
         subscription.cancel()
+    }
+}
+
+extension StreamTake {
+    /// A subscription's poll as a stream take: its frames become the batch's chunks
+    /// through `chunks` (the frames and their marks), counted as the poll says.
+    init(_ poll: SubscriberPoll, chunks: ([[UInt8]], [FrameMark]) -> [[UInt8]]) {
+        switch poll {
+        case .frames(let frames, let marks, let values, let oldest):
+            self = .batch(StreamBatch(chunks: chunks(frames, marks), frames: frames.count, values: values,
+                                      oldestValueAt: oldest))
+        case .pending:
+            self = .pending
+        case .finished:
+            self = .finished
+        }
     }
 }
 
