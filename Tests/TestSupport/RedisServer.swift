@@ -43,23 +43,12 @@ public final class RedisServer: Sendable {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw StartFailed(description: "\(executable) is not installed: apt-get install redis-server")
         }
-        // The free port is only free until closed here: a server started beside this
-        // one may take it first. Ours then exits at start (its own "Ready" line never
-        // comes, see `waitUntilAnswering`), and it tries another port.
-        var attempt = 0
-        while true {
-            attempt += 1
-            let listener = try Listener(address: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
-            let port = listener.port
-            listener.close()
-            let server = RedisServer(port: port, extraArguments: extraArguments)
-            do {
-                try await server.start(again: false)
-                return server
-            } catch let failure as StartFailed where attempt < 5 && failure.description.contains("exited at start") {
-                continue
-            }
-        }
+        let listener = try Listener(address: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
+        let port = listener.port
+        listener.close()
+        let server = RedisServer(port: port, extraArguments: extraArguments)
+        try await server.start(again: false)
+        return server
     }
 
     private init(port: Int, extraArguments: [String]) {
@@ -87,7 +76,6 @@ public final class RedisServer: Sendable {
         let log = Glibc.open(base + "/server.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard log >= 0 else { throw StartFailed(description: "cannot open \(base)/server.log") }
         defer { Glibc.close(log) }
-        let logStart = self.log.utf8.count
         let pid = try Spawn.start(Self.executable, arguments, environment: [:], stdout: log, stderr: log)
         let watchdog = try Spawn.start("/bin/sh", ["-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -9 \(pid)"],
                                        environment: ["PATH": "/usr/bin:/bin"], stdout: log, stderr: log)
@@ -95,7 +83,7 @@ public final class RedisServer: Sendable {
         process.withLock { $0 = running }
         Self.register(running)
         do {
-            try await waitUntilAnswering(pid: pid, logFrom: logStart)
+            try await waitUntilAnswering(pid: pid)
         } catch {
             if let running = process.withLock({ $0.take() }) { Self.end(running, signal: SIGKILL) }
             throw error
@@ -132,10 +120,7 @@ public final class RedisServer: Sendable {
         (try? String(contentsOfFile: base + "/server.log", encoding: .utf8)) ?? ""
     }
 
-    /// Waits until this process wrote its "Ready to accept connections" line (after
-    /// `logFrom`, its log's length before it started) and a PING on the port gets an
-    /// answer: a PING alone could be answered by another server that took the port.
-    private func waitUntilAnswering(pid: pid_t, logFrom: Int) async throws {
+    private func waitUntilAnswering(pid: pid_t) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             var status: Int32 = 0
@@ -143,9 +128,7 @@ public final class RedisServer: Sendable {
                 process.withLock { $0 = nil }
                 throw StartFailed(description: "redis-server exited at start: \(log)")
             }
-            if log.utf8.dropFirst(logFrom).count > 0,
-               String(decoding: Array(log.utf8.dropFirst(logFrom)), as: UTF8.self).contains("Ready to accept connections"),
-               await Self.answersPing(port: port) { return }
+            if await Self.answersPing(port: port) { return }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw StartFailed(description: "redis-server did not answer PING within 10 s: \(log)")
