@@ -23,8 +23,15 @@ case "${1:-}" in
     *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
 
-echo "== swift test (everything but the reliability suite)"
+# Gateways under test run two event loops (--loops 2: connections on both, topics in
+# two shards) unless a pass below says 1; the gateway's own default is one per core.
+export SSE_GATEWAY_LOOPS="${SSE_GATEWAY_LOOPS:-2}"
+
+echo "== swift test (everything but the reliability suite), gateways with --loops $SSE_GATEWAY_LOOPS"
 swift test --skip Reliability
+
+echo "== swift test: the gateway's suites again with --loops 1 (one loop, one hub)"
+SSE_GATEWAY_LOOPS=1 swift test --filter SSEGatewayTests --skip Reliability
 
 echo "== swift test: the end-to-end suites again, on a cluster engine (a redis-server per gateway)"
 # Every behaviour of API.md holds with --redis as without it: the same suites, the
@@ -33,8 +40,9 @@ echo "== swift test: the end-to-end suites again, on a cluster engine (a redis-s
 SSE_TEST_BACKEND=redis swift test \
     --filter 'CORSAndHeadTests|ProtocolErrorTests|PublishErrorTests|PublishReplyTests|StateReaderTests|StaticAndOpsTests|StreamingTests|HTTPSTests|TopicsStreamTests'
 
-echo "== swift test --filter Reliability"
+echo "== swift test --filter Reliability, --loops $SSE_GATEWAY_LOOPS then --loops 1"
 swift test --filter Reliability
+SSE_GATEWAY_LOOPS=1 swift test --filter Reliability
 
 echo "== browser tests"
 bash Tests/browser/run.sh

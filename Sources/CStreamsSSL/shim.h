@@ -13,6 +13,7 @@
 #include <netinet/tcp.h>
 #include <spawn.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 
@@ -191,6 +192,19 @@ static inline EVP_PKEY *cstreams_read_private_key_pem(const char *pem, size_t le
     EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, cstreams_no_passphrase, NULL);
     BIO_free(bio);
     return key;
+}
+
+/// The number of CPUs this process may run on (its affinity mask, as taskset or a
+/// container's cpuset leaves it), 0 if the kernel does not say. CPU_COUNT and
+/// cpu_set_t need _GNU_SOURCE, which Glibc's Swift module does not define, so the
+/// mask (up to 4,096 CPUs) is read through the raw system call and its bits counted.
+static inline int cstreams_affinity_cpu_count(void) {
+    unsigned long mask[64];
+    long bytes = syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+    if (bytes <= 0) return 0;
+    int count = 0;
+    for (long i = 0; i < bytes / (long)sizeof(unsigned long); i++) count += __builtin_popcountl(mask[i]);
+    return count;
 }
 
 #endif

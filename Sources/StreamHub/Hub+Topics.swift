@@ -19,17 +19,45 @@ extension Hub {
         precondition(resumeAfter == nil || resumeAfter?.count == names.count, "one position per topic")
         drainRemovals()
         let now = configuration.now()
-        lastSubscriberID += 1
-        let key = SubscriberKey(topics: names, channel: channel, id: lastSubscriberID)
+        let key = SubscriberKey(topics: names, channel: channel, id: subscriberIDs.next())
         guard !isShutdown else {
             let core = SubscriberCore(key: key, finished: .shutdown, now: now, counters: counters)
             return TopicsSubscription(core: core, startPositions: Array(repeating: 0, count: names.count))
         }
         counters.subscriberJoined(channel)
+        let core = SubscriberCore(key: key, mode: Self.topicsQueueMode(channel, configuration), marked: true,
+                                  now: now, counters: counters, hub: self)
+        let starts = join(core, slots: Array(names.indices), resumeAfter: resumeAfter, now: now)
+        return TopicsSubscription(core: core, startPositions: starts)
+    }
+
+    /// The queue of a several-topic subscriber before its first frames: `.latestPerSlot`
+    /// on `.state`; on `.events` the usual limit, widened by what it starts with.
+    static func topicsQueueMode(_ channel: Channel, _ configuration: HubConfiguration) -> SubscriberQueue.Mode {
+        switch channel {
+        case .state: .latestPerSlot
+        case .events: .bounded(limit: configuration.eventsQueueLimit)
+        }
+    }
+
+    /// Registers `core` (a several-topic subscriber, counted as joined) in the
+    /// tables of its topics at `slots` (all of them, or the ones a `ShardedHub` keeps
+    /// here) and queues what it must see first in each; returns the start position
+    /// of each of those slots, in `slots` order. One actor call, so the snapshot →
+    /// live guarantee holds for each of these topics. A core already finished (an
+    /// overflow in another shard) is not registered; after `shutdown()` it is finished.
+    func join(_ core: SubscriberCore, slots: [Int], resumeAfter: [UInt64?]?, now: ContinuousClock.Instant) -> [UInt64] {
+        let names = core.key.topics
+        let channel = core.key.channel
+        guard !isShutdown else {
+            core.finish(.shutdown, fromConsumer: false)
+            return slots.map { _ in 0 }
+        }
         var initial: [([UInt8], FrameMark)] = []
         var starts: [UInt64] = []
-        starts.reserveCapacity(names.count)
-        for (slot, name) in names.enumerated() {
+        starts.reserveCapacity(slots.count)
+        for slot in slots {
+            let name = names[slot]
             withTopic(name) { topic in
                 switch channel {
                 case .state:
@@ -45,21 +73,25 @@ extension Hub {
                 }
             }
         }
-        let mode: SubscriberQueue.Mode = switch channel {
-        case .state: .latestPerSlot
-        case .events: .bounded(limit: configuration.eventsQueueLimit + initial.count)
+        guard core.finishReason == nil else { return starts }
+        // What it starts with comes on top of the limit (as for one topic).
+        core.widen(by: initial.count)
+        for slot in slots {
+            withTopic(names[slot]) { $0.insert(core, slot: slot) }
         }
-        let core = SubscriberCore(key: key, mode: mode, marked: true, now: now, counters: counters, inbox: inbox, hub: self)
-        for (slot, name) in names.enumerated() {
-            withTopic(name) { $0.insert(core, slot: slot) }
-        }
+        var queued = 0
         for (frame, mark) in initial {
-            // Nobody can be parked yet, and the limit leaves room for all of it.
-            guard case .queued = core.push(frame, mark: mark, now: now) else {
-                preconditionFailure("a new subscriber's first frames must fit its queue")
-            }
+            // Nobody is parked on a new subscriber, and the limit leaves room for all of
+            // it; only a finish in another shard meanwhile drops it.
+            if case .queued = core.push(frame, mark: mark, now: now) { queued += 1 }
         }
-        counters.queued(channel, frames: initial.count)
-        return TopicsSubscription(core: core, startPositions: starts)
+        counters.queued(channel, frames: queued)
+        return starts
+    }
+
+    /// `join` for a `ShardedHub`, on this hub's executor.
+    func join(_ core: SubscriberCore, slots: [Int], resumeAfter: [UInt64?]?) -> [UInt64] {
+        drainRemovals()
+        return join(core, slots: slots, resumeAfter: resumeAfter, now: configuration.now())
     }
 }

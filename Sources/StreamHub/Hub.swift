@@ -19,8 +19,8 @@ public actor Hub: StreamEngine {
     /// Keys of subscribers finished by their consumers, waiting to leave `topics`.
     let inbox = RemovalInbox()
     var topics: [String: Topic] = [:]
-    /// Last subscriber id handed out; ids are never reused.
-    var lastSubscriberID: UInt64 = 0
+    /// Where subscriber ids come from (shared by the shards of a `ShardedHub`).
+    let subscriberIDs: SubscriberIDs
     var isShutdown = false
 
     /// The in-memory hub can always take publishes and subscriptions.
@@ -31,11 +31,18 @@ public actor Hub: StreamEngine {
     }
 
     public init(configuration: HubConfiguration = .init(), executor: (any SerialExecutor)? = nil) {
+        self.init(configuration: configuration, executor: executor, counters: HubCounters(), subscriberIDs: SubscriberIDs())
+    }
+
+    /// A hub sharing its counters and subscriber ids with others (a `ShardedHub`'s shards).
+    init(configuration: HubConfiguration, executor: (any SerialExecutor)?, counters: HubCounters,
+         subscriberIDs: SubscriberIDs) {
         precondition(configuration.eventsQueueLimit >= 1, "eventsQueueLimit must be at least 1")
         precondition(configuration.replayCount >= 0, "replayCount must not be negative")
         precondition(configuration.replayMaxAge >= .zero, "replayMaxAge must not be negative")
         self.configuration = configuration
-        self.counters = HubCounters()
+        self.counters = counters
+        self.subscriberIDs = subscriberIDs
         self.executor = executor ?? QueueExecutor(label: "streams.hub")
     }
 
@@ -57,8 +64,7 @@ public actor Hub: StreamEngine {
     public func subscribe(topic name: String, channel: Channel, lastEventID: UInt64? = nil) -> Subscription {
         drainRemovals()
         let now = configuration.now()
-        lastSubscriberID += 1
-        let key = SubscriberKey(topic: name, channel: channel, id: lastSubscriberID)
+        let key = SubscriberKey(topic: name, channel: channel, id: subscriberIDs.next())
         guard !isShutdown else {
             return Subscription(core: SubscriberCore(key: key, finished: .shutdown, now: now, counters: counters))
         }
@@ -81,7 +87,7 @@ public actor Hub: StreamEngine {
             case .state: .latest
             case .events: .bounded(limit: limit + initial.count)
             }
-            let core = SubscriberCore(key: key, mode: mode, now: now, counters: counters, inbox: inbox, hub: self)
+            let core = SubscriberCore(key: key, mode: mode, now: now, counters: counters, hub: self)
             topic.insert(core)
             var queued = 0
             for frame in initial {

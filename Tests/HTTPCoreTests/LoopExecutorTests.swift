@@ -89,4 +89,31 @@ struct LoopExecutorTests {
         }
         #expect(probe.ran.withLock { $0 } == Array(repeating: true, count: 50))
     }
+
+    /// Streams one loop readies on another (a publish reaching subscribers whose
+    /// connections live there) cross over once per batch, not once per stream, and
+    /// run on their own loop's thread.
+    @Test func workReadiedForAnotherLoopCrossesOncePerBatch() async throws {
+        final class Probe: TurnEndWork {
+            let ran = Mutex<[Bool]>([])
+            let loop: EventLoop
+            init(loop: EventLoop) { self.loop = loop }
+            func runAtTurnEnd() { ran.withLock { $0.append(loop.isLoopThread) } }
+        }
+        // Loops of this test's own, so no other test's work crosses between them.
+        let source = try EventLoop(index: 90)
+        let target = try EventLoop(index: 91)
+        let probes = (0..<100).map { _ in Probe(loop: target) }
+        let before = target.crossLoopHandoffs
+        await withTaskExecutorPreference(source) {
+            #expect(source.isLoopThread)
+            for probe in probes { target.atTurnEnd(probe) }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while probes.contains(where: { $0.ran.withLock { $0.isEmpty } }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(probes.allSatisfy { $0.ran.withLock { $0 } == [true] })
+        #expect(target.crossLoopHandoffs - before == 1)
+    }
 }

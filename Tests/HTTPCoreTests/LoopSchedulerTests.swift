@@ -38,6 +38,22 @@ struct LoopSchedulerTests {
         #expect(result7 == .none)
     }
 
+    /// Another loop's batch of readied streams is one addition: one wake-up for all
+    /// of it while parked, none while awake, none for an empty batch.
+    @Test func aHandedOverBatchWakesAParkedLoopOnce() {
+        var scheduler = Scheduler()
+        let parked = scheduler.park()
+        #expect(parked == .tick)
+        let empty = scheduler.atTurnEnd(contentsOf: [])
+        #expect(empty == .none)
+        let first = scheduler.atTurnEnd(contentsOf: ["a", "b", "c"])
+        #expect(first == .wakeLoop)
+        let second = scheduler.atTurnEnd(contentsOf: ["d"])
+        #expect(second == .none)
+        scheduler.unpark()
+        #expect(turn(&scheduler) == ([], ["a", "b", "c", "d"]))
+    }
+
     @Test func anAwakeLoopIsNeverWoken() {
         var scheduler = Scheduler()
         let result8 = scheduler.enqueue(1)

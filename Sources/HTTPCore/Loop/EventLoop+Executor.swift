@@ -77,6 +77,10 @@ final class LoopJobQueue: Sendable {
     private let wake: @Sendable () -> Void
     /// The loop thread's `pthread_t`, set when it starts.
     private let loopThread = Atomic<UInt>(0)
+    /// What this loop's thread readied for other loops, not handed over yet.
+    private let outboxes = LoopOutboxes()
+    /// Batches of turn-end work other loops handed over (one per source loop's batch).
+    let handoffsReceived = Atomic<Int>(0)
 
     init(wake: @escaping @Sendable () -> Void) {
         self.wake = wake
@@ -86,8 +90,26 @@ final class LoopJobQueue: Sendable {
         if scheduler.withLock({ $0.enqueue(job) }) == .wakeLoop { wake() }
     }
 
+    /// From this loop's thread or a thread that is no loop's: queued at once. From
+    /// another loop's thread: kept in that loop's outbox and handed over with the
+    /// rest of its batch (`LoopOutboxes`).
     func atTurnEnd(_ work: any TurnEndWork) {
+        if let here = LoopJobQueue.current, here !== self {
+            here.outboxes.add(work, for: self)
+            return
+        }
         if scheduler.withLock({ $0.atTurnEnd(work) }) == .wakeLoop { wake() }
+    }
+
+    /// Another loop's batch of turn-end work for this loop.
+    func receive(_ works: [any TurnEndWork]) {
+        handoffsReceived.add(1, ordering: .relaxed)
+        if scheduler.withLock({ $0.atTurnEnd(contentsOf: works) }) == .wakeLoop { wake() }
+    }
+
+    /// Hands other loops what this loop's thread readied for them. On the loop thread.
+    func flushOutboxes() {
+        outboxes.flush()
     }
 
     var isLoopThread: Bool {
@@ -96,6 +118,7 @@ final class LoopJobQueue: Sendable {
 
     /// Called once, by the loop thread as it starts.
     func loopThreadStarted() {
+        markCurrentThread()
         loopThread.store(pthread_self(), ordering: .releasing)
     }
 
@@ -114,9 +137,12 @@ final class LoopJobQueue: Sendable {
             }
         }
         batch.removeAll(keepingCapacity: true)
+        // Before this loop's own writes: the other loops can write theirs meanwhile.
+        outboxes.flush()
         scheduler.withLock { $0.endTurn(into: &work) }
         for item in work { item.runAtTurnEnd() }
         work.removeAll(keepingCapacity: true)
+        outboxes.flush()
     }
 
     /// The `epoll_wait` timeout: 0 when work waits, else `tick`; when it is `tick`,

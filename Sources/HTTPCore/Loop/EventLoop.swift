@@ -16,14 +16,41 @@ import Synchronization
 /// timeout built on them.
 public final class EventLoop: Sendable {
     /// The process's loop, started on first use.
-    public static let shared: EventLoop = {
+    public static let shared: EventLoop = start(index: 0)
+
+    /// The loops started so far, `shared` first. Loop threads live as long as the
+    /// process, so every server asking for n loops shares the first n.
+    private static let running = Mutex<[EventLoop]>([])
+
+    /// The process's first `count` loops (`shared` is the first), starting the
+    /// ones not running yet. Servers spread connections over them, and a gateway
+    /// its topics (`--loops`).
+    public static func loops(_ count: Int) -> [EventLoop] {
+        precondition(count >= 1, "at least one event loop")
+        _ = shared
+        return running.withLock { loops in
+            while loops.count < count { loops.append(start(index: loops.count)) }
+            return Array(loops.prefix(count))
+        }
+    }
+
+    private static func start(index: Int) -> EventLoop {
         do {
-            return try EventLoop()
+            let loop = try EventLoop(index: index)
+            if index == 0 { running.withLock { $0.insert(loop, at: 0) } }
+            return loop
         } catch {
             // Without epoll or an eventfd the process can do nothing useful.
-            fatalError("cannot start the event loop: \(error)")
+            fatalError("cannot start event loop \(index): \(error)")
         }
-    }()
+    }
+
+    /// The number of cores this process may run on (its CPU affinity), at least 1:
+    /// the default number of loops.
+    public static var availableCores: Int { max(1, Int(cstreams_affinity_cpu_count())) }
+
+    /// The loop's place among the process's loops (0 for `shared`).
+    public let index: Int
 
     private static let wakeToken = UInt64.max
     private static let tickMilliseconds: Int32 = 100
@@ -37,7 +64,8 @@ public final class EventLoop: Sendable {
     /// The loop thread as an actor's serial executor (`EventLoop+Executor`).
     public let actorExecutor: LoopActorExecutor
 
-    init() throws(SystemError) {
+    init(index: Int) throws(SystemError) {
+        self.index = index
         epollFD = try Syscall.epollCreate()
         wakeFD = try Syscall.eventFD()
         let wakeFD = wakeFD
@@ -45,7 +73,7 @@ public final class EventLoop: Sendable {
         actorExecutor = LoopActorExecutor(queue: jobQueue)
         try Syscall.epollControl(epollFD, EPOLL_CTL_ADD, wakeFD, events: EPOLLIN.rawValue, data: Self.wakeToken)
         let thread = Thread { [self] in run() }
-        thread.name = "streams-event-loop"
+        thread.name = index == 0 ? "streams-event-loop" : "streams-event-loop-\(index)"
         thread.start()
     }
 
@@ -63,6 +91,13 @@ public final class EventLoop: Sendable {
         }
         return registration
     }
+
+    /// Batches of turn-end work other loops' threads handed to this one (tests).
+    var crossLoopHandoffs: Int { jobQueue.handoffsReceived.load(ordering: .relaxed) }
+
+    /// Descriptors registered on this loop now: how busy it is, for spreading
+    /// connections over loops.
+    public var registeredDescriptors: Int { state.withLock { $0.registeredCount } }
 
     /// Stops watching; pending waits end with `IOWaitError.closed`. Closing the
     /// descriptor afterwards removes it from the epoll set.
@@ -197,6 +232,7 @@ public final class EventLoop: Sendable {
             }
             if sawWake { Syscall.drainEventFD(wakeFD) }
             actions.run()
+            jobQueue.flushOutboxes()  // a hang-up handler may have readied another loop's stream
         }
     }
 }

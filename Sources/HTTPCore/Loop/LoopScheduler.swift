@@ -56,6 +56,15 @@ struct LoopScheduler<Job, TurnEndWork> {
         return unparkForWork()
     }
 
+    /// Queues several works for the end of the first turn that begins after this
+    /// call, as one addition: at most one wake-up for all of them (another loop
+    /// hands over what its turn readied here this way, `LoopOutboxes`).
+    mutating func atTurnEnd(contentsOf works: [TurnEndWork]) -> Wake {
+        guard !works.isEmpty else { return .none }
+        arriving.append(contentsOf: works)
+        return unparkForWork()
+    }
+
     /// Starts a turn: the jobs to run now, swapped into `batch` (which must be
     /// empty); the turn-end work queued so far becomes this turn's.
     mutating func beginTurn(into batch: inout [Job]) {

@@ -126,6 +126,8 @@ struct LoopState {
     var slots: [Slot?] = []
     var nextGeneration: UInt32 = 1
     var deadlineFDs: Set<Int32> = []
+    /// Descriptors registered now (how busy the loop is, for spreading connections).
+    var registeredCount = 0
 
     mutating func register(_ fd: Int32) -> LoopRegistration {
         let index = Int(fd)
@@ -137,6 +139,7 @@ struct LoopState {
         nextGeneration &+= 1
         if nextGeneration == 0 { nextGeneration = 1 }
         slots[index] = Slot(generation: generation)
+        registeredCount += 1
         return LoopRegistration(fd: fd, generation: generation)
     }
 
@@ -144,6 +147,7 @@ struct LoopState {
     mutating func deregister(_ registration: LoopRegistration, into actions: inout LoopActions) {
         guard let slot = slot(registration) else { return }
         slots[Int(registration.fd)] = nil
+        registeredCount -= 1
         deadlineFDs.remove(registration.fd)
         for waiter in [slot.readerWaiter, slot.writerWaiter] {
             if let waiter { actions.resumptions.append((waiter.continuation, .failure(IOWaitError.closed))) }

@@ -26,11 +26,12 @@ final class ConnectionGroups: Sendable {
         inboxes = (0..<shards).map { _ in Inbox() }
     }
 
-    /// Hands `job` to the next shard, whose group runs it as a child task. Call
-    /// it from within `serve(while:)`'s body.
-    func start(_ job: @escaping Job) {
+    /// Hands `job` to the next shard, whose group runs it as a child task, on
+    /// `loop`'s thread when given (else where the group runs). Call it from within
+    /// `serve(while:)`'s body.
+    func start(on loop: EventLoop? = nil, _ job: @escaping Job) {
         let shard = nextShard.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(inboxes.count)
-        inboxes[Int(shard)].push(Entry(run: job))
+        inboxes[Int(shard)].push(Entry(run: job, loop: loop))
     }
 
     /// Runs the shards' groups as children of the calling task and `body` beside
@@ -43,7 +44,7 @@ final class ConnectionGroups: Sendable {
                         // Not cancellable on purpose: a job handed over must run (in a
                         // cancelled group it starts cancelled and closes its socket).
                         while let jobs = await inbox.take() {
-                            for job in jobs { group.addTask(operation: job.run) }
+                            for job in jobs { group.addTask(executorPreference: job.loop, operation: job.run) }
                         }
                     }
                 }
@@ -58,6 +59,7 @@ final class ConnectionGroups: Sendable {
     /// thunk frame that the connection's task keeps for its whole life.
     private struct Entry: Sendable {
         let run: Job
+        let loop: EventLoop?
     }
 
     /// One shard's jobs not yet added to its group. The queue is as long as

@@ -20,9 +20,12 @@ public final class HTTPServer: Sendable {
     /// The certificate and key new connections get; nil serves plain HTTP.
     public let tls: TLSServerContext?
     let handler: HTTPHandler
-    /// The loop the listener and every connection wait on, and whose thread
-    /// runs the connections' tasks.
-    public let loop: EventLoop
+    /// The loops connections are spread over: each connection waits on one and
+    /// its task runs on that loop's thread. The first also holds the listener and
+    /// runs the accept loop.
+    public let loops: [EventLoop]
+    /// The listener's loop (the first).
+    public var loop: EventLoop { loops[0] }
     private let listener: Listener
     private let state = Locked(ServerState())
     private let onAcceptError: @Sendable (SystemError) -> Void
@@ -80,7 +83,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Binds the listening socket now, so `port` is known before `run()`.
-    public init(configuration: HTTPServerConfiguration, loop: EventLoop = .shared,
+    /// - Parameter loops: where connections run; each new one goes to the loop with
+    ///   the fewest registered descriptors (`EventLoop.loops(n)` for n loops).
+    public init(configuration: HTTPServerConfiguration, loops: [EventLoop] = [.shared],
                 counters: ConnectionCounters = ConnectionCounters(),
                 tls: TLSServerContext? = nil,
                 onAcceptError: @escaping @Sendable (SystemError) -> Void = { _ in },
@@ -93,8 +98,9 @@ public final class HTTPServer: Sendable {
         self.tls = tls
         self.handler = handler
         self.onAcceptError = onAcceptError
-        self.loop = loop
-        listener = try Listener(address: address, backlog: configuration.backlog, loop: loop)
+        precondition(!loops.isEmpty, "a server needs an event loop")
+        self.loops = loops
+        listener = try Listener(address: address, backlog: configuration.backlog, loop: loops[0])
     }
 
     /// The bound port.
@@ -137,7 +143,7 @@ public final class HTTPServer: Sendable {
                 }
                 let connection: Connection
                 do {
-                    connection = try await listener.accept(counters: counters, tls: tls)
+                    connection = try await listener.accept(counters: counters, tls: tls, on: leastBusyLoop())
                     backoff = Self.firstBackoff
                     nearLimit = connection.fd >= reserveStart
                 } catch let error as SystemError where error.isResourceExhaustion {
@@ -156,9 +162,9 @@ public final class HTTPServer: Sendable {
                 }
                 if counters.open.load(ordering: .relaxed) > configuration.maxConnections {
                     counters.refused.add(1, ordering: .relaxed)
-                    connections.start { await self.refuse(connection) }
+                    connections.start(on: connection.loop) { await self.refuse(connection) }
                 } else {
-                    connections.start { await self.serve(connection) }
+                    connections.start(on: connection.loop) { await self.serve(connection) }
                 }
                 // Behind the connection tasks just started, every few accepts: while
                 // clients keep arriving, accept never returns "would block", and this
@@ -176,6 +182,22 @@ public final class HTTPServer: Sendable {
             listener.close()
         }
         state.withLock { _ = $0.handle(.finished) }
+    }
+
+    /// The loop a new connection goes to: the one with the fewest registered
+    /// descriptors. One acceptor choosing, rather than a `SO_REUSEPORT` listener per
+    /// loop: the kernel spreads those by a hash of the client's address and port, so
+    /// a few long-lived streams can land on one loop, and a second process could bind
+    /// the same port without an error.
+    private func leastBusyLoop() -> EventLoop {
+        guard loops.count > 1 else { return loops[0] }
+        var best = loops[0]
+        var fewest = best.registeredDescriptors
+        for loop in loops.dropFirst() {
+            let count = loop.registeredDescriptors
+            if count < fewest { (best, fewest) = (loop, count) }
+        }
+        return best
     }
 
     /// Connections accepted in a row before the accept loop lets them run.

@@ -38,7 +38,9 @@ public final class Listener: Sendable {
     /// a reload applies to the next one) whose handshake the caller runs.
     /// - Throws: `SystemError` (`EMFILE`, `ENFILE`, `ENOMEM`… which the caller backs off from),
     ///   `IOWaitError.closed` once `close` was called, `CancellationError`.
-    public func accept(counters: ConnectionCounters? = nil, tls: TLSServerContext? = nil) async throws -> Connection {
+    /// - Parameter target: the loop the connection waits on (the listener's by default).
+    public func accept(counters: ConnectionCounters? = nil, tls: TLSServerContext? = nil,
+                       on target: EventLoop? = nil) async throws -> Connection {
         while true {
             let outcome = try isOpen.withLock { open throws(SystemError) -> IOResult<Int32>? in
                 open ? try Syscall.accept(fd) : nil
@@ -47,7 +49,7 @@ public final class Listener: Sendable {
             switch outcome {
             case .processed(let client):
                 try? Syscall.setOption(client, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
-                let connection = try Connection(adopting: client, loop: loop, counters: counters, tls: tls?.context)
+                let connection = try Connection(adopting: client, loop: target ?? loop, counters: counters, tls: tls?.context)
                 counters?.open.add(1, ordering: .relaxed)
                 counters?.accepted.add(1, ordering: .relaxed)
                 return connection

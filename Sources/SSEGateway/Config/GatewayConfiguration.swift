@@ -37,6 +37,9 @@ struct GatewayConfiguration: Sendable, Equatable {
     /// Open connections allowed at once; nil means "derive from the open-file
     /// limit at start" (the listener decides, this type only carries the choice).
     var maxConnections: Int? = nil
+    /// Event-loop threads (each with its connections and a shard of the topics);
+    /// nil means "as many as the cores the process may run on" (its CPU affinity).
+    var loops: Int? = nil
     /// Time a new connection has to send a complete request head.
     var headerTimeout: Duration = .seconds(10)
     /// Time an idle keep-alive connection is kept open.

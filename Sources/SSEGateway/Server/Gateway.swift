@@ -22,6 +22,8 @@ final class Gateway: Sendable {
     let configuration: GatewayConfiguration
     let engine: any StreamEngine
     let server: HTTPServer
+    /// The event loops serving connections (and, in memory, holding a shard of the topics each).
+    let loops: [EventLoop]
     /// Delivery latency and frames per write: the subscribe handler records, `/metrics` shows.
     let delivery: DeliveryMetrics
     /// The open-descriptor limit in force, for the start line.
@@ -39,14 +41,20 @@ final class Gateway: Sendable {
         hubConfiguration.eventsQueueLimit = configuration.eventsQueueLimit
         hubConfiguration.replayCount = configuration.replayCount
         hubConfiguration.replayMaxAge = configuration.replayMaxAge
-        // On the loop's thread, with the connections that publish and subscribe.
+        // On the loops' threads, with the connections that publish and subscribe.
+        let loops = EventLoop.loops(configuration.loops ?? EventLoop.availableCores)
+        self.loops = loops
         let engine: any StreamEngine
         if let redis = configuration.redis {
+            // One mirror hub, on the first loop; connections still use every loop.
             var cluster = ClusterConfiguration(redis: redis, hub: hubConfiguration)
             cluster.log = { Log.info($0) }
-            engine = ClusterEngine(configuration: cluster, executor: EventLoop.shared.actorExecutor)
+            engine = ClusterEngine(configuration: cluster, executor: loops[0].actorExecutor)
+        } else if loops.count == 1 {
+            engine = Hub(configuration: hubConfiguration, executor: loops[0].actorExecutor)
         } else {
-            engine = Hub(configuration: hubConfiguration, executor: EventLoop.shared.actorExecutor)
+            // A shard of the topics on each loop.
+            engine = ShardedHub(configuration: hubConfiguration, executors: loops.map(\.actorExecutor))
         }
         self.engine = engine
 
@@ -75,7 +83,7 @@ final class Gateway: Sendable {
                                     delivery: delivery, descriptorLimit: limit),
             files: StaticFiles(root: configuration.publicDirectory))
         let accessLog = configuration.accessLog
-        server = try HTTPServer(configuration: serverConfiguration, counters: counters, tls: tls,
+        server = try HTTPServer(configuration: serverConfiguration, loops: loops, counters: counters, tls: tls,
                                 onAcceptError: { error in Log.error("accept: \(error); backing off") },
                                 handler: { request in
                                     let response = policy.finish(await router.respond(to: request))
@@ -112,7 +120,8 @@ final class Gateway: Sendable {
         } : nil
         defer { signals?.cancel() }
         Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory); "
-            + "max connections \(server.configuration.maxConnections), open-file limit \(descriptorLimit)")
+            + "max connections \(server.configuration.maxConnections), open-file limit \(descriptorLimit), "
+            + "\(loops.count) event loop\(loops.count == 1 ? "" : "s")")
         if let certificate = server.tls?.context.certificate {
             Log.info("HTTPS on the same port, certificate \(certificate)")
         }

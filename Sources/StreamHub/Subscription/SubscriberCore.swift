@@ -9,18 +9,51 @@ final class SubscriberCore: Sendable {
     let key: SubscriberKey
     private let queue: Locked<SubscriberQueue>
     private let counters: HubCounters
-    /// Where a consumer-side finish posts the key; nil for a born-finished subscriber.
-    private let inbox: RemovalInbox?
-    /// Weak: the hub owns its cores, not the reverse.
-    private weak let hub: Hub?
+    /// The hub whose tables hold the subscriber, where a consumer-side finish posts
+    /// the key; nil for a born-finished subscriber.
+    private let home: Home?
+    /// The other hubs whose tables hold this subscriber: a several-topic stream whose
+    /// topics live in several shards of a `ShardedHub`. Empty (no allocation) otherwise.
+    private let moreHomes: [Home]
+
+    /// A hub whose tables hold the subscriber, and its removal inbox. Weak: the
+    /// hub owns its cores, not the reverse.
+    struct Home: Sendable {
+        let inbox: RemovalInbox
+        weak let hub: Hub?
+
+        init(_ hub: Hub) {
+            inbox = hub.inbox
+            self.hub = hub
+        }
+
+        /// Asks the hub to take `key` out of its tables.
+        func postRemoval(_ key: SubscriberKey) {
+            if inbox.post(key) {
+                Task { [weak hub] in await hub?.drainRemovals() }
+            }
+        }
+    }
 
     init(key: SubscriberKey, mode: SubscriberQueue.Mode, marked: Bool = false, now: ContinuousClock.Instant,
-         counters: HubCounters, inbox: RemovalInbox, hub: Hub) {
+         counters: HubCounters, hub: Hub) {
         self.key = key
         self.queue = Locked(SubscriberQueue(mode: mode, marked: marked, now: now))
         self.counters = counters
-        self.inbox = inbox
-        self.hub = hub
+        self.home = Home(hub)
+        self.moreHomes = []
+    }
+
+    /// A subscriber held by every one of `hubs` (at least two: the shards of a
+    /// several-topic stream). However it finishes, every one of them is told.
+    init(key: SubscriberKey, mode: SubscriberQueue.Mode, marked: Bool, now: ContinuousClock.Instant,
+         counters: HubCounters, hubs: [Hub]) {
+        precondition(hubs.count >= 2, "a subscriber of one hub takes the other init")
+        self.key = key
+        self.queue = Locked(SubscriberQueue(mode: mode, marked: marked, now: now))
+        self.counters = counters
+        self.home = Home(hubs[0])
+        self.moreHomes = hubs.dropFirst().map(Home.init)
     }
 
     /// A subscriber finished from birth (the hub is shut down); never counted live.
@@ -29,8 +62,8 @@ final class SubscriberCore: Sendable {
         self.key = key
         self.queue = Locked(SubscriberQueue(mode: .latest, finished: reason, now: now))
         self.counters = counters
-        self.inbox = nil
-        self.hub = nil
+        self.home = nil
+        self.moreHomes = []
     }
 
     var finishReason: FinishReason? { queue.withLock { $0.finishReason } }
@@ -45,6 +78,11 @@ final class SubscriberCore: Sendable {
 
     func heartbeat(now: ContinuousClock.Instant, idleFor: Duration) -> SubscriberQueue.PushAction? {
         queue.withLock { $0.heartbeat(now: now, idleFor: idleFor) }
+    }
+
+    /// Makes room for `extra` more event frames (a replay queued on top of the limit).
+    func widen(by extra: Int) {
+        queue.withLock { $0.widen(by: extra) }
     }
 
     // MARK: Consumer side
@@ -118,9 +156,8 @@ final class SubscriberCore: Sendable {
     func finish(_ reason: FinishReason, fromConsumer: Bool) {
         guard let finish = queue.withLock({ $0.finish(reason) }) else { return }
         complete(finish)
-        if fromConsumer, let inbox, inbox.post(key) {
-            Task { [weak hub] in await hub?.drainRemovals() }
-        }
+        // complete() has told every hub of a subscriber that several hold.
+        if fromConsumer, moreHomes.isEmpty { home?.postRemoval(key) }
     }
 
     /// Carries out a finish decided under the lock: the gauge drops first (so it is
@@ -130,6 +167,12 @@ final class SubscriberCore: Sendable {
         finish.waiter?.resume()
         for handler in finish.handlers {
             handler(finish.reason)
+        }
+        // Held by several hubs: each takes it out of its own tables (the one that
+        // finished it already did; taking it out twice is harmless).
+        if !moreHomes.isEmpty {
+            home?.postRemoval(key)
+            for home in moreHomes { home.postRemoval(key) }
         }
     }
 }

@@ -84,7 +84,7 @@ struct SubscriberQueue: Sendable {
         case resumeNow
     }
 
-    let mode: Mode
+    private(set) var mode: Mode
     /// Whether `marks` is kept (a several-topic subscriber).
     let marked: Bool
     private(set) var state: State
@@ -117,6 +117,12 @@ struct SubscriberQueue: Sendable {
         self.marked = false
         self.state = .finished(reason)
         self.lastActivity = now
+    }
+
+    /// Lets a `.bounded` queue hold `extra` more event frames (a subscriber's replay,
+    /// which comes on top of its limit); other modes hold one value per slot anyway.
+    mutating func widen(by extra: Int) {
+        if case .bounded(let limit) = mode { mode = .bounded(limit: limit + extra) }
     }
 
     var finishReason: FinishReason? {

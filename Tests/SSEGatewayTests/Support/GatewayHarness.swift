@@ -16,6 +16,11 @@ enum Backend: String, Sendable {
     static let selected = Backend(rawValue: ProcessInfo.processInfo.environment["SSE_TEST_BACKEND"] ?? "") ?? .memory
 }
 
+/// The event loops of gateways under test: `SSE_GATEWAY_LOOPS` when set (scripts/test.sh
+/// runs the end-to-end suites with 1 and with 2; gateway processes the tests start read
+/// it themselves), else the gateway's default.
+let testLoops: Int? = ProcessInfo.processInfo.environment["SSE_GATEWAY_LOOPS"].flatMap { Int($0) }
+
 /// A gateway running inside the test process on an ephemeral port of
 /// 127.0.0.1, speaking plain HTTP or HTTPS as `transport` says. Its client
 /// helpers are `GatewayUnderTest`'s (TestSupport), shared with `GatewayProcess`.
@@ -63,6 +68,7 @@ final class RunningGateway: GatewayUnderTest {
             configuration.tlsKey = TestCertificates.shared.serverKey
         }
         if let redis { configuration.redis = try RedisURL(parsing: redis.url) }
+        configuration.loops = testLoops
         configure(&configuration)
         let gateway = try Gateway(configuration: configuration)
         self.gateway = gateway
@@ -118,6 +124,7 @@ func withGateway(_ run: GatewayRun, over transport: Transport = .plain, argument
             configuration.tlsCertificate = harness.tlsCertificate
             configuration.tlsKey = harness.tlsKey
             configuration.redis = parsed.redis ?? harness.redis  // The backend's Redis, unless the arguments name one.
+            configuration.loops = parsed.loops ?? harness.loops
         }) { try await body($0) }
     }
 }
