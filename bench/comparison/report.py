@@ -1,5 +1,5 @@
 """bench/RESULTS.md: tables, ratios and notes written from the runs."""
-import os, platform, shutil, time
+import os, platform, shlex, shutil, time
 from .common import LOAD_CPU, SERVER_CPU, BENCH, LABEL, RATIOS, ROOT, SPEC, SYSTEMS, first_line, pinned, proc_meminfo_gib
 from .figures import fmt, mean, OTHERS, others, share, highest_held, held_step
 from .targets import Issue16Targets, Issue17Targets, Targets
@@ -95,7 +95,7 @@ class Report:
                              f"core (no `taskset`; nginx with 2 workers, `daemon off`; the gateway's arguments "
                              + ", ".join(f"{LABEL[s]}: `{' '.join(SPEC[s]['args']) or '(none)'}`"
                                          for s in free if SPEC[s]["kind"] == "gateway") + ")")
-        self.out(f"Written by `bench/compare.sh{' ' + ' '.join(b.args.argv) if b.args.argv else ''}` "
+        self.out(f"Written by `bench/compare.sh{' ' + shlex.join(b.args.argv) if b.args.argv else ''}` "
                  f"({'quick smoke run: tiny scenarios, not figures to quote' if b.quick else 'full run'}). "
                  f"Each scenario ran against {names} in turn, a fresh server each time; "
                  + "; ".join(placement) + "; the same `sse-load` for all; "
