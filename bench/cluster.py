@@ -260,7 +260,7 @@ def nchan_conf(workdir, port, redis_port):
     `nchan_redis_url` + `nchan_use_redis on` is the older one, still accepted). Storage mode is
     Nchan's default, `distributed`: messages and channel state live in Redis, like the gateway's."""
     with open(TEMPLATE) as f:
-        conf = f.read().replace("@DIR@", workdir).replace("@PORT@", str(port))
+        conf = f.read().replace("@DIR@", workdir).replace("@PORT@", str(port)).replace("@WORKERS@", "1")
     # In every location: set at the server level, nchan_redis_pass was not inherited by
     # these regex locations (Nchan 1.3.6 kept the channels in its own memory).
     server, pubsub = "  server {\n", "      nchan_pubsub;\n"

@@ -7,6 +7,7 @@
 #
 #   bench/compare.sh                      # full run (~40 min with three servers), writes bench/RESULTS.md
 #   bench/compare.sh --scenarios issue16  # issue 16's table only (scenarios 1, 2, 3, 4, 5), two runs each
+#   bench/compare.sh --scenarios issue17  # issue 17: Nchan (2 workers), gateway --loops 1 / --loops 2, unpinned
 #   bench/compare.sh --quick              # seconds per scenario; exits 1 on gateway errors or loss
 #   bench/compare.sh --wait-quiet 40      # first wait up to 40 min for a quiet machine
 #   bench/compare.sh --help               # every option

@@ -3,7 +3,8 @@ import os, resource, socket, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "bench")
-GATEWAY = os.path.join(ROOT, ".build", "release", "sse-gateway")
+# STREAMS_GATEWAY names another gateway binary (a build elsewhere, or a wrapper) for every gateway system.
+GATEWAY = os.environ.get("STREAMS_GATEWAY") or os.path.join(ROOT, ".build", "release", "sse-gateway")
 LOAD = os.path.join(ROOT, ".build", "release", "sse-load")
 TEMPLATE = os.path.join(BENCH, "nchan.conf.template")
 # The bare C server (issue 16): bench/limit/limit.c, a copy of ../shared/bench/limit.c, built with gcc by
@@ -13,8 +14,40 @@ LIMIT = os.environ.get("STREAMS_LIMIT") or os.path.join(ROOT, ".build", "limit",
 SERVER_CPU, LOAD_CPU = "0", "1"
 FD_LIMIT = 20_000
 # Run order within a round (Nchan #1, bare C #1, gateway #1, Nchan #2, …) and the report's column order.
-SYSTEMS = ("nchan", "limit", "gateway")
-LABEL = {"nchan": "Nchan", "limit": "bare C", "gateway": "gateway"}
+# The first three are pinned to CPU 0 (issues 5 and 16); the last three are issue 17's, free to use every
+# core (no taskset, for the server or its load): Nchan with two nginx workers, the gateway with one and two
+# event loops.
+SYSTEMS = ("nchan", "limit", "gateway", "nchan2", "gateway-loops1", "gateway-loops2")
+LABEL = {"nchan": "Nchan", "limit": "bare C", "gateway": "gateway", "nchan2": "Nchan (2 workers)",
+         "gateway-loops1": "gateway --loops 1", "gateway-loops2": "gateway --loops 2"}
+# Per system: which server it is (kind: nchan, limit, gateway), nginx's worker_processes, the gateway's extra
+# arguments (compare.py --gateway-args SYSTEM=ARGS replaces them), and whether it is pinned to SERVER_CPU
+# (and its load to LOAD_CPU) or free to use every core.
+SPEC = {
+    "nchan": {"kind": "nchan", "workers": 1, "args": [], "pinned": True},
+    "limit": {"kind": "limit", "workers": 1, "args": [], "pinned": True},
+    "gateway": {"kind": "gateway", "workers": 1, "args": [], "pinned": True},
+    "nchan2": {"kind": "nchan", "workers": 2, "args": [], "pinned": False},
+    "gateway-loops1": {"kind": "gateway", "workers": 1, "args": ["--loops", "1"], "pinned": False},
+    "gateway-loops2": {"kind": "gateway", "workers": 1, "args": ["--loops", "2"], "pinned": False},
+}
+# The report's ratio columns: (numerator, denominator), those whose both systems ran.
+RATIOS = (("gateway", "nchan"), ("gateway", "limit"),
+          ("gateway-loops2", "nchan2"), ("gateway-loops2", "gateway-loops1"), ("gateway-loops1", "nchan2"))
+
+
+def kind(system):
+    """nchan, limit or gateway: the server a system runs."""
+    return SPEC[system]["kind"]
+
+
+def pinned(system):
+    return SPEC[system]["pinned"]
+
+
+def taskset(cpu, system):
+    """The `taskset -c CPU` prefix for a pinned system's server or load; nothing for a free one."""
+    return ["taskset", "-c", cpu] if pinned(system) else []
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -82,7 +115,9 @@ def cpu_busy_seconds():
 class Interference:
     """How much CPU other processes took on the server's and the load's CPUs during a run:
     CPU busy time (user + nice + system) minus what the server and the load client used,
-    as a share of the wall time. Near 0 on a quiet machine."""
+    as a share of the wall time. Near 0 on a quiet machine. For a server free to use every
+    core (issue 17's systems) only the total can be told apart: `others_pct`, the busy time of
+    every CPU minus the server's and the load's, as a share of the wall time (100 % = one core)."""
 
     def __init__(self, server):
         self.server = server
@@ -96,6 +131,11 @@ class Interference:
         busy = cpu_busy_seconds()
         server_cpu = self.server.cpu() - self.server_cpu
         result["server_cpu_s"] = round(server_cpu, 3)
+        if not pinned(self.server.system):
+            others = sum(busy[c] - self.busy.get(c, 0) for c in busy) - server_cpu - load_cpu
+            result["others_pct"] = round(max(0.0, others) / wall * 100)
+            result["load_avg_1m"] = round(os.getloadavg()[0], 2)
+            return
         result["others_cpu0_pct"] = round(max(0.0, busy[SERVER_CPU] - self.busy[SERVER_CPU] - server_cpu) / wall * 100)
         result["others_cpu1_pct"] = round(max(0.0, busy[LOAD_CPU] - self.busy[LOAD_CPU] - load_cpu) / wall * 100)
         result["load_avg_1m"] = round(os.getloadavg()[0], 2)

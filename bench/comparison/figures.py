@@ -29,9 +29,17 @@ def mean(values):
     return sum(values) / len(values) if values else None
 
 
+def others(r, prefix=""):
+    """Other processes' CPU during a run (see Interference): "CPU 0 / CPU 1" percentages for a pinned
+    server, one figure over both CPUs for a free one (issue 17's systems)."""
+    if prefix + "others_pct" in r:
+        return f"{r[prefix + 'others_pct']} (all CPUs)"
+    return f"{r.get(prefix + 'others_cpu0_pct', '–')} / {r.get(prefix + 'others_cpu1_pct', '–')}"
+
+
 # A table row: how much other processes ran on the two CPUs during a run (see Interference).
-OTHERS = ("other processes on CPU 0 / CPU 1 (% of the run)",
-          lambda r: f"{r['others_cpu0_pct']} / {r['others_cpu1_pct']}", None)
+OTHERS = ("other processes on CPU 0 / CPU 1 (% of the run; for a free server, all CPUs, 100 % = a core)",
+          lambda r: others(r), None)
 
 
 def share(cpu, r):

@@ -1,8 +1,8 @@
 """bench/RESULTS.md: tables, ratios and notes written from the runs."""
-import os, platform, shutil, time
-from .common import LOAD_CPU, SERVER_CPU, BENCH, LABEL, ROOT, SYSTEMS, first_line, proc_meminfo_gib
-from .figures import fmt, mean, OTHERS, share, highest_held, held_step
-from .targets import Issue16Targets, Targets
+import os, platform, shlex, shutil, time
+from .common import LOAD_CPU, SERVER_CPU, BENCH, LABEL, RATIOS, ROOT, SPEC, SYSTEMS, first_line, pinned, proc_meminfo_gib
+from .figures import fmt, mean, OTHERS, others, share, highest_held, held_step
+from .targets import Issue16Targets, Issue17Targets, Targets
 
 
 class Report:
@@ -18,12 +18,14 @@ class Report:
 
     def table(self, scenario, rows):
         """rows: (label, getter(run result) -> value, better: 'higher'|'lower'|None).
-        Ratio columns, of the means of the runs: gateway ÷ Nchan and gateway ÷ the bare C server."""
+        Ratio columns, of the means of the runs (common.RATIOS whose both systems ran): gateway ÷ Nchan and
+        gateway ÷ the bare C server; for issue 17's systems, --loops 2 ÷ Nchan (2 workers), --loops 2 ÷
+        --loops 1 and --loops 1 ÷ Nchan (2 workers)."""
         data = self.runs(scenario)
         systems = [s for s in SYSTEMS if s in data]
         header = ["", *[f"{LABEL[s]} #{i + 1}" for s in systems for i in range(len(data[s]))]]
-        ratios = [other for other in ("nchan", "limit") if "gateway" in systems and other in systems]
-        header += [f"gateway ÷ {LABEL[other]}" for other in ratios]
+        ratios = [(a, b) for a, b in RATIOS if a in systems and b in systems]
+        header += [f"{LABEL[a]} ÷ {LABEL[b]}" for a, b in ratios]
         self.out("| " + " | ".join(header) + " |")
         self.out("|" + "---|" * len(header))
         failed = {s: [r.get("failed") for r in data[s] if "failed" in r] for s in systems}
@@ -42,9 +44,9 @@ class Report:
                     values.append(v)
                     cells.append(fmt(v))
                 means[s] = mean(values)
-            for other in ratios:
-                if better and means.get(other) and means.get("gateway") is not None:
-                    x = means["gateway"] / means[other]
+            for top, other in ratios:
+                if better and means.get(other) and means.get(top) is not None:
+                    x = means[top] / means[other]
                     cells.append(f"{x:.2f}× ({better} is better)")
                 else:
                     cells.append("")
@@ -73,22 +75,41 @@ class Report:
 
     def render(self, started, finished):
         b = self.b
-        self.out("# The gateway side by side with nginx + Nchan and the bare C server")
+        if getattr(b.args, "issue17", False):
+            self.out("# Issue 17: the gateway with one and two event loops beside Nchan with two workers")
+        else:
+            self.out("# The gateway side by side with nginx + Nchan and the bare C server")
         self.out()
-        spelled = {"nchan": "Nchan", "limit": "the bare C server (`bench/limit/limit.c`)", "gateway": "the gateway"}
+        spelled = {"nchan": "Nchan", "limit": "the bare C server (`bench/limit/limit.c`)", "gateway": "the gateway",
+                   "nchan2": "Nchan with 2 workers", "gateway-loops1": "the gateway with `--loops 1`",
+                   "gateway-loops2": "the gateway with `--loops 2`"}
         names = " and ".join(", ".join(spelled[s] for s in b.args.systems).rsplit(", ", 1))
-        self.out(f"Written by `bench/compare.sh{' ' + ' '.join(b.args.argv) if b.args.argv else ''}` "
+        pins = [s for s in b.args.systems if pinned(s)]
+        free = [s for s in b.args.systems if not pinned(s)]
+        placement = []
+        if pins:
+            placement.append(f"{', '.join(LABEL[s] for s in pins)}: the server pinned to CPU {SERVER_CPU} "
+                             f"(`taskset`; nginx with one worker, `daemon off`), the load pinned to CPU {LOAD_CPU}")
+        if free:
+            placement.append(f"{', '.join(LABEL[s] for s in free)}: server and load both free to use every "
+                             f"core (no `taskset`; nginx with 2 workers, `daemon off`; the gateway's arguments "
+                             + ", ".join(f"{LABEL[s]}: `{' '.join(SPEC[s]['args']) or '(none)'}`"
+                                         for s in free if SPEC[s]["kind"] == "gateway") + ")")
+        self.out(f"Written by `bench/compare.sh{' ' + shlex.join(b.args.argv) if b.args.argv else ''}` "
                  f"({'quick smoke run: tiny scenarios, not figures to quote' if b.quick else 'full run'}). "
-                 f"Each scenario ran against {names} in turn, a fresh server each time, "
-                 f"the server pinned to CPU {SERVER_CPU} (`taskset`; nginx with one worker, `daemon off`), "
-                 f"the load pinned to CPU {LOAD_CPU}, the same `sse-load` for all; "
+                 f"Each scenario ran against {names} in turn, a fresh server each time; "
+                 + "; ".join(placement) + "; the same `sse-load` for all; "
                  f"{b.args.runs} run{'s' if b.args.runs > 1 else ''} of each (#1, #2, … below), alternating systems. "
-                 "Ratios are gateway ÷ Nchan and gateway ÷ bare C of the means of the runs; the issue-16 targets "
-                 "below compare run #i with run #i. Server memory is `VmRSS` of "
-                 "`/proc/<pid>/status` (for nginx, of the worker); server CPU is its user + system time over the "
-                 "load run. See bench/README.md for what each scenario does and how to read it.")
+                 "Ratio columns are of the means of the runs ("
+                 + ", ".join(f"{LABEL[x]} ÷ {LABEL[y]}" for x, y in RATIOS
+                             if x in b.args.systems and y in b.args.systems)
+                 + "); the issue-16 and issue-17 targets below compare run #i with run #i. Server memory is `VmRSS` of "
+                 "`/proc/<pid>/status` (for nginx, the sum over its workers); server CPU is its user + system time "
+                 "(all threads; for nginx, all workers) over the load run. See bench/README.md for what each "
+                 "scenario does and how to read it.")
         self.out()
         self.machine(started, finished)
+        self.issue17()
         self.issue16()
         self.summary()
         self.s1()
@@ -98,7 +119,8 @@ class Report:
         self.s5()
         self.s6()
         self.s7()
-        self.soak()
+        if not getattr(b.args, "issue17", False):  # the soak is no part of issue 17's table
+            self.soak()
         return "\n".join(self.lines) + "\n"
 
     def soak(self):
@@ -157,6 +179,15 @@ class Report:
                 self.out(f"- {LABEL[system]}: {p:,} publishes acked, {m:,} replies whose count differed "
                          f"from sse-load's; deliveries owed {e:,} by sse-load's count, {c:,} by the server's")
         self.out()
+
+    def issue17(self):
+        lines = Issue17Targets(self.b).lines()
+        if lines:
+            self.out("## Issue 17: the gateway with `--loops 2` against `--loops 1` and Nchan with 2 workers")
+            self.out()
+            for line in lines:
+                self.out(line)
+            self.out()
 
     def issue16(self):
         lines = Issue16Targets(self.b).lines()
@@ -225,7 +256,10 @@ class Report:
         self.out("Every step: ✓ held or ✗ not · achieved publishes/s · deliveries/s · p99 ms · loss · server CPU "
                  "and sse-load CPU as a share of the step's elapsed time (connect and settle included; a share "
                  "near 100 % is a saturated core — for sse-load, the tool rather than the server is the limit) · "
-                 "other processes' share of CPU 0 / CPU 1 (the shared machine's interference):")
+                 "other processes' share of CPU 0 / CPU 1, or of all CPUs for a free server (the shared "
+                 "machine's interference)"
+                 + ("; – a step not run: a server's steps end at its first step not held (issue 17's set)"
+                    if getattr(self.b, "step_early_stop", False) else "") + ":")
         self.out()
         systems = [s for s in SYSTEMS if s in data]
         header = ["asked/s"] + [f"{LABEL[s]} #{i + 1}" for s in systems for i in range(len(data[s]))]
@@ -235,8 +269,11 @@ class Report:
             cells = []
             for s in systems:
                 for r in data[s]:
-                    if "failed" in r or index >= len(r.get("steps", [])):
+                    if "failed" in r:
                         cells.append("failed")
+                        continue
+                    if index >= len(r.get("steps", [])):
+                        cells.append("–")
                         continue
                     st = r["steps"][index]
                     cells.append(f"{'✓' if st['held'] else '✗'} {fmt(st['publish_rate_achieved'])} · "
@@ -244,9 +281,12 @@ class Report:
                                  + (f" · {st['slow_subscriber_disconnects']} cut"
                                     if st["slow_subscriber_disconnects"] else "")
                                  + f" · {share(st['server_cpu_s'], st)} / {share(st['load_cpu_s'], st)}"
-                                 + f" · {st['others_cpu0_pct']} / {st['others_cpu1_pct']} %")
+                                 + f" · {others(st)} %")
             self.out(f"| {rate} | " + " | ".join(cells) + " |")
         self.out()
+        if self.flood_seconds() is None:
+            self.commands("2")
+            return
         self.out(f"Flood (publishers as fast as acks return, {fmt(self.flood_seconds())} s) — reported, not targeted:")
         self.out()
         self.b.results["2flood"] = {s: [r.get("flood", {"failed": r.get("failed", "no flood run")}) for r in rs]
@@ -320,7 +360,7 @@ class Report:
         self.out("## 5. Publish only: keep-alive POSTs of 128 bytes over 100 topics, no subscribers")
         self.out()
         self.out("Two clients, the same for every server: `sse-load` (16 publishers, one request in flight each) "
-                 "and `wrk` (1 thread, 32 connections), each on CPU 1. When `sse-load`'s CPU nears its elapsed "
+                 "and `wrk` (1 thread, 32 connections), each on CPU 1 (free, unpinned, for issue 17's systems). When `sse-load`'s CPU nears its elapsed "
                  "time the tool, not the server, is the limit; `wrk` is the lighter client.")
         self.out()
         self.table("5", [
@@ -333,9 +373,9 @@ class Report:
             ("server CPU (s), sse-load / wrk", lambda r: f"{r['server_cpu_s']:.1f} / {fmt(r.get('wrk_server_cpu_s'))}",
              None),
             ("sse-load CPU (s) / elapsed (s)", lambda r: f"{r['load_cpu_s']:.1f} / {r['elapsed_s']:.1f}", None),
-            ("other processes on CPU 0 / CPU 1 (%), sse-load ; wrk",
-             lambda r: f"{r['others_cpu0_pct']} / {r['others_cpu1_pct']} ; "
-                       f"{r.get('wrk_others_cpu0_pct', '–')} / {r.get('wrk_others_cpu1_pct', '–')}", None),
+            ("wrk CPU (s) (of its duration)", lambda r: r["wrk_load_cpu_s"], None),
+            ("other processes on CPU 0 / CPU 1 (%; all CPUs for a free server), sse-load ; wrk",
+             lambda r: f"{others(r)} ; {others(r, 'wrk_')}", None),
         ])
         self.commands("5")
 
@@ -386,6 +426,8 @@ class Report:
             self.commands("6b")
 
     def s7(self):
+        if "7" not in self.b.results and "7" not in self.b.notes and "7" not in self.b.commands:
+            return
         self.out("## 7. TLS hold")
         self.out()
         if "7" not in self.b.results:

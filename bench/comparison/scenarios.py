@@ -1,9 +1,10 @@
 """The seven scenarios (`Bench.scenario_1` … `scenario_7`), each run against every system asked for
 (Nchan, the bare C server, the gateway) that can serve it."""
 import json, os, resource, shlex, shutil, socket, subprocess, sys, tempfile, time
-from .common import LOAD_CPU, BENCH, GATEWAY, Interference, LABEL, LOAD, SYSTEMS, limit_fds, log
+from .common import LOAD_CPU, BENCH, GATEWAY, Interference, LABEL, LOAD, SPEC, SYSTEMS, kind, limit_fds, log, taskset
 from .figures import held
 from .report import Report
+from .targets import Issue17Targets
 from .server import Sampler, Server
 
 # Scenarios the bare C server (bench/limit/limit.c) cannot serve, and why: it is skipped there ("n/a").
@@ -43,7 +44,7 @@ class Bench:
             listed.append(text)
 
     def sse_load(self, scenario, server, options, timeout):
-        command = ["taskset", "-c", LOAD_CPU, LOAD, "--url", f"http://127.0.0.1:{server.port}"] + options + ["--json"]
+        command = taskset(LOAD_CPU, server.system) + [LOAD, "--url", f"http://127.0.0.1:{server.port}"] + options + ["--json"]
         self.note_command(scenario, command, server.port)
         self.note_command(scenario, server.command, server.port)
         with Interference(server) as watch:
@@ -53,7 +54,7 @@ class Bench:
             raise RuntimeError(f"sse-load exited {done.returncode}: {done.stderr.strip()[-300:]}")
         result = json.loads(lines[-1])
         watch.finish(result, result["load_cpu_s"])
-        tally = self.counts[server.kind]
+        tally = self.counts[server.system]
         tally[0] += result["publishes_acked"]
         tally[1] += result["subscriber_count_mismatches"]
         tally[2] += result["expected_deliveries"]
@@ -61,8 +62,8 @@ class Bench:
         return result
 
     def check(self, scenario, system, result, label, loss=True):
-        """Records gateway errors and loss (the --quick failure conditions)."""
-        if system != "gateway":
+        """Records gateway errors and loss (the --quick failure conditions), for every gateway system."""
+        if kind(system) != "gateway":
             return
         problems = []
         for key in ("connections_failed", "publishes_failed", "duplicates", "out_of_order",
@@ -104,7 +105,7 @@ class Bench:
                 except Exception as error:  # noqa: BLE001 — recorded and reported
                     result = {"failed": f"{type(error).__name__}: {error}"}
                     log(f"  {system} run {run}: FAILED {error}")
-                    if system == "gateway":
+                    if kind(system) == "gateway":
                         self.failures.append(f"scenario {scenario} ({system} run {run}): {error}")
                 store[system].append(result)
                 log(f"  {system} run {run}: {time.monotonic() - started:.0f} s")
@@ -146,7 +147,13 @@ class Bench:
             subscribers, rates, step, flood = 50, [25, 50], 1, 1
         else:
             subscribers, rates, step, flood = 1000, [25, 50, 75, 100, 150, 200, 300, 400, 600, 800], 5, 10
+        # Issue 17's set: only the highest rate held counts, so a server's steps end at its first step not
+        # held (no higher step can count), and there is no flood; one more step (1,000/s) for two cores.
+        issue17 = getattr(self.args, "issue17", False)
+        if issue17 and not self.quick:
+            rates = rates + [1000]
         self.stepped = rates
+        self.step_early_stop = issue17
 
         def body(system, run):
             out = {"steps": []}
@@ -159,6 +166,10 @@ class Bench:
                     r["held"] = held(r)
                     self.check("2", system, r, f"{system} run {run}, {rate}/s")
                     out["steps"].append(r)
+                    if issue17 and not r["held"]:
+                        break
+                if issue17:
+                    return out
                 r = self.sse_load("2", server, [
                     "--subscribers", str(subscribers), "--topics", "1", "--publishers", "4", "--rate", "0",
                     "--size", "128", "--duration", f"{flood}s", "--ramp", "1s", "--settle", "2s",
@@ -212,7 +223,7 @@ class Bench:
                     "--duration", f"{duration}s", "--topic-prefix", f"publish-only/{run}"], timeout=duration + 60)
                 self.check("5", system, r, f"{system} run {run}")
                 if wrk:
-                    command = ["taskset", "-c", LOAD_CPU, wrk, "-t1", "-c32", f"-d{duration}s", "-s", script,
+                    command = taskset(LOAD_CPU, system) + [wrk, "-t1", "-c32", f"-d{duration}s", "-s", script,
                                f"http://127.0.0.1:{server.port}"]
                     self.note_command("5", command, server.port)
                     wrk_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -220,9 +231,12 @@ class Bench:
                         done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60)
                     after = resource.getrusage(resource.RUSAGE_CHILDREN)
                     w = {}
-                    watch.finish(w, (after.ru_utime + after.ru_stime) - (wrk_usage.ru_utime + wrk_usage.ru_stime))
-                    r["wrk_server_cpu_s"] = w["server_cpu_s"]
-                    r["wrk_others_cpu0_pct"], r["wrk_others_cpu1_pct"] = w["others_cpu0_pct"], w["others_cpu1_pct"]
+                    wrk_cpu = (after.ru_utime + after.ru_stime) - (wrk_usage.ru_utime + wrk_usage.ru_stime)
+                    watch.finish(w, wrk_cpu)
+                    r["wrk_server_cpu_s"], r["wrk_load_cpu_s"] = w["server_cpu_s"], round(wrk_cpu, 3)
+                    for key in ("others_cpu0_pct", "others_cpu1_pct", "others_pct"):
+                        if key in w:
+                            r["wrk_" + key] = w[key]
                     r["wrk_rps"] = r["wrk_non2xx"] = r["wrk_errors"] = None
                     for line in done.stdout.splitlines():
                         if line.startswith("Requests/sec:"):
@@ -233,8 +247,8 @@ class Bench:
                             r["wrk_errors"] = line.split(":", 1)[1].strip()
                     if r["wrk_rps"] is None:
                         raise RuntimeError(f"wrk: {done.stdout[-200:]} {done.stderr[-200:]}")
-                    if system == "gateway" and (r["wrk_non2xx"] or r["wrk_errors"]):
-                        self.failures.append(f"scenario 5 (wrk, run {run}): non-2xx {r['wrk_non2xx']}, "
+                    if kind(system) == "gateway" and (r["wrk_non2xx"] or r["wrk_errors"]):
+                        self.failures.append(f"scenario 5 ({system}, wrk, run {run}): non-2xx {r['wrk_non2xx']}, "
                                              f"socket errors {r['wrk_errors']}")
                 return r
         self.each("5", "publish only, keep-alive POSTs, no subscribers", body)
@@ -258,7 +272,7 @@ class Bench:
                 r["on_latest"] = (r["connections_established"] == 1 and r["slow_subscriber_disconnects"] == 0
                                   and r["not_on_latest"] == 0 and r["events_received"] > 0)
                 self.check("6", system, r, f"{system} run {run}")
-                if system == "gateway" and r["publishes_acked"] < publishes:
+                if kind(system) == "gateway" and r["publishes_acked"] < publishes:
                     self.failures.append(f"scenario 6 ({system} run {run}): only {r['publishes_acked']} "
                                          f"of {publishes} publishes in {cap} s")
                 return r
@@ -317,7 +331,7 @@ class Bench:
             with Server(system, self.workdir(system), tls=(cert, key)) as server:
                 time.sleep(0.5)
                 base_rss, base_fds = server.rss_kib(), server.fds()
-                command = ["taskset", "-c", LOAD_CPU, sys.executable, os.path.join(BENCH, "tls_hold.py"),
+                command = taskset(LOAD_CPU, system) + [sys.executable, os.path.join(BENCH, "tls_hold.py"),
                            "--port", str(server.port), "--count", str(n), "--hold", str(hold), "--cacert", cert,
                            "--prefix", f"tls/{run}"]
                 self.note_command("7", command, server.port)
@@ -337,7 +351,7 @@ class Bench:
                 held = sampler.rss_while_fds_at_least(base_fds + r["established"]) or sampler.peak_rss()
                 r.update(rss_before_kib=base_rss, rss_held_kib=held,
                          bytes_per_connection=round((held - base_rss) * 1024 / max(1, r["established"])))
-                if system == "gateway" and (r["connections_failed"] or r["error"] or r["ended_early"]):
+                if kind(system) == "gateway" and (r["connections_failed"] or r["error"] or r["ended_early"]):
                     self.failures.append(f"scenario 7 (gateway run {run}): {r}")
                 return r
         self.each("7", f"TLS hold, {n} HTTPS subscribers", body)
@@ -384,6 +398,8 @@ class Bench:
         raw = os.path.splitext(path)[0] + ".json"
         with open(raw, "w") as f:
             json.dump({"started": started.isoformat(), "finished": finished.isoformat(), "argv": self.args.argv,
+                       "systems": {s: SPEC[s] for s in self.args.systems},
+                       "issue17_targets": Issue17Targets(self).rows(),
                        "results": self.results, "commands": self.commands, "notes": self.notes,
                        "failures": self.failures}, f, indent=1)
         log(f"wrote {path} and {raw}")

@@ -1,16 +1,21 @@
-"""A server under test (nginx + Nchan, the bare C server, or the gateway) started, pinned and stopped by pid; a sampler of its memory and CPU."""
+"""A server under test (nginx + Nchan, the bare C server, or the gateway) started, pinned (or not) and stopped by pid; a sampler of its memory and CPU."""
 import os, signal, statistics, subprocess, threading, time
-from .common import SERVER_CPU, GATEWAY, LIMIT, ROOT, TEMPLATE, children, free_port, limit_fds, pid_alive, proc_cpu_seconds, proc_status, wait_for_port
+from .common import SERVER_CPU, GATEWAY, LIMIT, ROOT, SPEC, TEMPLATE, children, free_port, limit_fds, pid_alive, proc_cpu_seconds, proc_status, taskset, wait_for_port
 from .figures import held
 
 class Server:
-    """One server process, pinned to CPU 0. `pid` is the process measured (the nginx worker)."""
+    """One server process of a system in common.SPEC: pinned to CPU 0, or free to use every core.
+    `pids` are the processes measured (the nginx workers; the gateway or bare C process itself);
+    memory, descriptors and CPU are their sums. `pid` is the first."""
 
-    def __init__(self, kind, workdir, tls=None):
-        self.kind, self.workdir, self.tls = kind, workdir, tls
+    def __init__(self, system, workdir, tls=None):
+        self.system, self.workdir, self.tls = system, workdir, tls
+        self.kind = SPEC[system]["kind"]
+        self.workers = SPEC[system]["workers"]
         self.port = free_port()
         self.proc = None
         self.pid = None
+        self.pids = []
         self.command = None
 
     def start(self):
@@ -18,7 +23,8 @@ class Server:
         out = open(os.path.join(self.workdir, "server.out"), "w")
         if self.kind == "nchan":
             with open(TEMPLATE) as f:
-                conf = f.read().replace("@DIR@", self.workdir).replace("@PORT@", str(self.port))
+                conf = (f.read().replace("@DIR@", self.workdir).replace("@PORT@", str(self.port))
+                        .replace("@WORKERS@", str(self.workers)))
             if self.tls:
                 cert, key = self.tls
                 conf = conf.replace(f"listen 127.0.0.1:{self.port} backlog=4096;",
@@ -27,16 +33,17 @@ class Server:
             path = os.path.join(self.workdir, "nginx.conf")
             with open(path, "w") as f:
                 f.write(conf)
-            self.command = ["taskset", "-c", SERVER_CPU, "nginx", "-c", path, "-p", self.workdir + "/",
+            self.command = taskset(SERVER_CPU, self.system) + ["nginx", "-c", path, "-p", self.workdir + "/",
                             "-e", os.path.join(self.workdir, "error.log")]
         elif self.kind == "limit":
             if self.tls:
                 raise RuntimeError("the bare C server has no TLS")
             # bench/limit/limit.c: 127.0.0.1:PORT, its descriptor limit raised to the hard limit (FD_LIMIT here).
-            self.command = ["taskset", "-c", SERVER_CPU, LIMIT, str(self.port)]
+            self.command = taskset(SERVER_CPU, self.system) + [LIMIT, str(self.port)]
         else:
-            self.command = ["taskset", "-c", SERVER_CPU, GATEWAY, "--host", "127.0.0.1", "--port", str(self.port),
-                            "--public", os.path.join(ROOT, "public")]
+            self.command = taskset(SERVER_CPU, self.system) + [
+                GATEWAY, "--host", "127.0.0.1", "--port", str(self.port), "--public", os.path.join(ROOT, "public")]
+            self.command += SPEC[self.system]["args"]
             if self.tls:
                 self.command += ["--tls-cert", self.tls[0], "--tls-key", self.tls[1]]
         self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit_fds,
@@ -45,16 +52,18 @@ class Server:
             self.stop()
             raise RuntimeError(f"{self.kind} did not start: {self.tail()}")
         self.pid = self.proc.pid
+        self.pids = [self.pid]
         if self.kind == "nchan":
             deadline = time.monotonic() + 5
             workers = children(self.proc.pid)
-            while not workers and time.monotonic() < deadline:
+            while len(workers) < self.workers and time.monotonic() < deadline:
                 time.sleep(0.05)
                 workers = children(self.proc.pid)
-            if len(workers) != 1:
+            if len(workers) != self.workers:
                 self.stop()
-                raise RuntimeError(f"expected one nginx worker, found {workers}")
-            self.pid = workers[0]
+                raise RuntimeError(f"expected {self.workers} nginx worker(s), found {workers}")
+            self.pids = sorted(workers)
+            self.pid = self.pids[0]
         time.sleep(0.3)
         return self
 
@@ -70,18 +79,18 @@ class Server:
             return ""
 
     def rss_kib(self):
-        return proc_status(self.pid, "VmRSS")
+        return sum(proc_status(pid, "VmRSS") for pid in self.pids)
 
     def fds(self):
-        return len(os.listdir(f"/proc/{self.pid}/fd"))
+        return sum(len(os.listdir(f"/proc/{pid}/fd")) for pid in self.pids)
 
     def cpu(self):
-        return proc_cpu_seconds(self.pid)
+        return sum(proc_cpu_seconds(pid) for pid in self.pids)
 
     def stop(self):
         if self.proc is None:
             return
-        worker = self.pid if self.kind == "nchan" and self.pid != self.proc.pid else None
+        workers = [pid for pid in self.pids if pid != self.proc.pid] if self.kind == "nchan" else []
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -89,7 +98,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
-        if worker:  # nginx's master waits for its worker; make sure, by pid
+        for worker in workers:  # nginx's master waits for its workers; make sure, by pid
             deadline = time.monotonic() + 5
             while pid_alive(worker) and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -1,4 +1,5 @@
-"""Issue 5's and issue 16's targets, checked against the runs (the report's target sections)."""
+"""Issue 5's, issue 16's and issue 17's targets, checked against the runs (the report's target sections)."""
+import shutil
 from .common import LABEL
 from .figures import fmt, highest_held, mean
 
@@ -24,6 +25,8 @@ class Targets:
 
     def lines(self):
         b, out = self.b, []
+        if "gateway" not in b.args.systems:
+            return out
         if b.quick:
             out.append("Quick run: the figures are too small to judge the targets; "
                        + ("**gateway errors or loss: " + "; ".join(b.failures) + "**" if b.failures
@@ -128,6 +131,8 @@ class Issue16Targets:
     def lines(self):
         b = self.b
         rows = []
+        if "gateway" not in b.args.systems:
+            return []
         count = max((len(rs) for sc in ("1", "2", "3", "4", "5") for rs in b.results.get(sc, {}).values()),
                     default=0)
         if not count:
@@ -253,4 +258,100 @@ class Issue16Targets:
         if "limit" not in b.args.systems:
             out.append("")
             out.append("The bare C server was not among `--systems`: the ratios to it are not measured.")
+        return out
+
+
+class Issue17Targets:
+    """Issue 17's targets: the gateway with `--loops 2` against itself with `--loops 1` and against Nchan with
+    2 workers, all free to use both cores, in one run. Each ratio is given per run (run #i against run #i, the
+    same round of the alternation) and of the means; the verdict is "met" only when met in every run."""
+
+    # (scenario, what, getter, [(other system, minimum ratio)]); the getters take a run's result.
+    TARGETS = (
+        ("5", "publish-only requests/s ({tool})", None,
+         [("gateway-loops1", 1.3), ("nchan2", 1.0)]),
+        ("2", "1 topic × 1,000 subscribers: highest rate held (publishes/s)", None, [("nchan2", 1.0)]),
+        ("4", "2,000 topics × 2 subscribers: deliveries/s", lambda r: r["deliveries_per_s"],
+         [("gateway-loops1", 1.3), ("nchan2", 1.0)]),
+    )
+    TOP = "gateway-loops2"
+
+    def __init__(self, bench):
+        self.b = bench
+
+    def runs(self, scenario, system):
+        return self.b.results.get(scenario, {}).get(system, [])
+
+    def getter(self, scenario, getter):
+        if scenario == "2":
+            rates = getattr(self.b, "stepped", [])
+            return lambda r: highest_held(r, rates)
+        if scenario == "5":
+            key = "wrk_rps" if self.have_wrk() else "publish_rate_achieved"
+            return lambda r: r[key]
+        return getter
+
+    def have_wrk(self):
+        """wrk's figures when any run has one; with no figure at all, whether wrk is installed."""
+        runs = [r for rs in self.b.results.get("5", {}).values() for r in rs if "failed" not in r]
+        if runs:
+            return any(r.get("wrk_rps") for r in runs)
+        return bool(shutil.which("wrk"))
+
+    def rows(self):
+        """[(target, scenario, other, minimum, per-run (top, other) figures, mean ratio, verdict)]"""
+        out = []
+        for scenario, what, getter, others in self.TARGETS:
+            if scenario not in self.b.results:
+                continue
+            get = self.getter(scenario, getter)
+            what = what.format(tool="wrk" if self.have_wrk() else "sse-load; wrk missing")
+            top = [Issue16Targets.value(r, get) for r in self.runs(scenario, self.TOP)]
+            for other, minimum in others:
+                if other not in self.b.args.systems or self.TOP not in self.b.args.systems:
+                    continue
+                theirs = [Issue16Targets.value(r, get) for r in self.runs(scenario, other)]
+                pairs = [(top[i] if i < len(top) else None, theirs[i] if i < len(theirs) else None)
+                         for i in range(max(len(top), len(theirs)))]
+                judged = [(g, o) for g, o in pairs if g is not None and o]
+                tm, om = mean([g for g, _ in pairs]), mean([o for _, o in pairs])
+                ratio = tm / om if tm is not None and om else None
+                ok = bool(judged) and len(judged) == len(pairs) and all(g / o >= minimum for g, o in judged)
+                out.append({"target": f"{what}: {LABEL[self.TOP]} ≥ {minimum:g}× {LABEL[other]}",
+                            "scenario": scenario, "other": other, "minimum": minimum, "runs": pairs,
+                            "top_mean": tm, "other_mean": om, "ratio_of_means": ratio,
+                            "verdict": "met" if ok else "missed",
+                            "runs_met": sum(1 for g, o in judged if g / o >= minimum), "runs_count": len(pairs)})
+        return out
+
+    def lines(self):
+        rows = self.rows()
+        if not rows:
+            return []
+        out = []
+        if self.b.quick:
+            out.append("Quick run: the figures are far too small to judge the targets; the verdicts below only "
+                       "show that every column was measured and the report renders.")
+            out.append("")
+        out.append("Per run: `--loops 2`'s figure ÷ the other's, of the same round of the alternation. "
+                   "**met** only when the ratio reaches the target in every run; the ratio of the means is "
+                   "given beside it. Servers and load are free to use both cores (no `taskset`).")
+        out.append("")
+        out.append("| target | --loops 2 (mean) | other (mean) | ratio of means | per run | verdict |")
+        out.append("|---|---|---|---|---|---|")
+        for row in rows:
+            per = ", ".join(f"#{i + 1}: " + (f"{fmt(g)} ÷ {fmt(o)} = {g / o:.2f}×" if g is not None and o
+                                              else "not judged")
+                            for i, (g, o) in enumerate(row["runs"]))
+            verdict = row["verdict"] if row["verdict"] == "met" else "**missed**"
+            out.append(f"| {row['target']} | {fmt(row['top_mean'])} | {fmt(row['other_mean'])} | "
+                       f"{(format(row['ratio_of_means'], '.2f') + '×') if row['ratio_of_means'] else '–'} | "
+                       f"{per} ({row['runs_met']} of {row['runs_count']} met) | {verdict} |")
+        rates = getattr(self.b, "stepped", [])
+        capped = [LABEL[s] for s in (self.TOP, "nchan2", "gateway-loops1")
+                  if any(Issue16Targets.value(r, self.getter("2", None)) == rates[-1] for r in self.runs("2", s))]
+        if rates and capped:
+            out.append("")
+            out.append(f"Scenario 2: {', '.join(capped)} held the highest step asked ({rates[-1]}/s) in some run: "
+                       "its real ceiling is higher.")
         return out
