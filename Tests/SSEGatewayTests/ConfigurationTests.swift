@@ -35,7 +35,7 @@ struct ConfigurationTests {
     static let documentedFlags = [
         "--host", "--port", "--public", "--retry-ms", "--heartbeat", "--events-queue-limit", "--replay-count",
         "--replay-max-age", "--max-body", "--max-header-bytes", "--max-uri", "--max-connections",
-        "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token",
+        "--loops", "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token",
         "--jwt-secret", "--jwt-public-key", "--jwt-audience", "--subscribe-auth", "--cors-origin",
         "--shutdown-grace", "--access-log", "--redis", "--tls-cert", "--tls-key",
     ]
@@ -58,6 +58,7 @@ struct ConfigurationTests {
         ("max-header-bytes", "32k", defaults { $0.maxHeaderBytes = 32 * 1024 }),
         ("max-uri", "2048", defaults { $0.maxURIBytes = 2048 }),
         ("max-connections", "500", defaults { $0.maxConnections = 500 }),
+        ("loops", "4", defaults { $0.loops = 4 }),
         ("header-timeout", "500ms", defaults { $0.headerTimeout = .milliseconds(500) }),
         ("idle-timeout", "2m", defaults { $0.idleTimeout = .seconds(120) }),
         ("body-timeout", "3", defaults { $0.bodyTimeout = .seconds(3) }),
@@ -77,7 +78,7 @@ struct ConfigurationTests {
         #expect(c.retryMilliseconds == 2000 && c.heartbeatInterval == .seconds(15))
         #expect(c.eventsQueueLimit == 1024 && c.replayCount == 256 && c.replayMaxAge == .seconds(300))
         #expect(c.maxBodyBytes == 65536 && c.maxHeaderBytes == 16384 && c.maxURIBytes == 8192)
-        #expect(c.maxConnections == nil)
+        #expect(c.maxConnections == nil && c.loops == nil)
         #expect(c.headerTimeout == .seconds(10) && c.idleTimeout == .seconds(60) && c.bodyTimeout == .seconds(10))
         #expect(c.publishToken == nil && c.corsOrigin == "*" && c.shutdownGrace == .seconds(2) && !c.accessLog)
         #expect(c.tlsCertificate == nil && c.tlsKey == nil)
@@ -160,6 +161,15 @@ struct ConfigurationTests {
         }
         // A switch never swallows the next argument.
         #expect(refusal(["--access-log", "true"]) == "unexpected argument 'true' (the gateway takes only options)")
+    }
+
+    /// `--loops auto` (as by default) leaves the count to the CPU affinity at start; a count outside 1…256 is refused.
+    @Test func loopsAutoAndItsRange() throws {
+        #expect(try configuration(["--loops", "auto"], ["SSE_GATEWAY_LOOPS": "3"]).loops == nil)
+        #expect(try configuration([], ["SSE_GATEWAY_LOOPS": "3"]).loops == 3)
+        #expect(refusal(["--loops", "0"])
+            == "invalid value '0' for --loops: expected a whole number from 1 to 256")
+        #expect(refusal([], ["SSE_GATEWAY_LOOPS": "many"])?.contains("SSE_GATEWAY_LOOPS") == true)
     }
 
     /// `--max-connections auto` leaves the limit to be derived from the open-file limit, as by default.

@@ -98,8 +98,8 @@ enum GatewayOptions {
                           config.maxConnections = text == "auto"
                               ? nil : try OptionValue.integer(text, in: 1...1_000_000) }),
         GatewayOption(name: "loops", kind: .value(placeholder: "COUNT"),
-                      summary: "Event-loop threads (each with its share of connections and topics), or 'auto'.",
-                      defaultText: { $0.loops.map { "\($0)" } ?? "auto (the cores the process may run on)" },
+                      summary: "Event-loop threads (connections and topics spread), or 'auto'.",
+                      defaultText: { $0.loops.map { "\($0)" } ?? "auto (one per core it may use)" },
                       apply: { config, text throws(ValueProblem) in
                           config.loops = text == "auto" ? nil : try OptionValue.integer(text, in: 1...256) }),
         GatewayOption(name: "header-timeout", kind: .value(placeholder: "DURATION"),
