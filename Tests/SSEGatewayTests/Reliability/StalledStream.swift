@@ -151,6 +151,9 @@ final class StalledStream {
                 // Only what may end up in the tail is copied, through buffer pointers
                 // (memcpy, where a debug build would copy slices byte by byte).
                 let from = max(index, index + take - Self.keep)
+                // Skipping part of this read leaves what the tail held before out of
+                // sequence: the tail starts over (it then holds exactly `keep` bytes).
+                if from > index { tail.removeAll(keepingCapacity: true) }
                 bytes.withUnsafeBufferPointer { tail.append(contentsOf: UnsafeBufferPointer(rebasing: $0[from..<(index + take)])) }
                 bodyBytes += take
                 index += take
