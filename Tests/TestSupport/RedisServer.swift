@@ -7,7 +7,7 @@ import Locking
 /// free port of 127.0.0.1, in a fresh temporary directory, with an append-only
 /// file fsynced at every write (so `kill` then `start(again: true)` loses nothing).
 ///
-/// Promises: `start` returns once the server answers PING; `kill`, `stop`,
+/// Promises: `start` returns once this very process answers (its `INFO` names its pid) and has loaded its data; `kill`, `stop`,
 /// `pause`, `resume` and `start(again:)` act on the one process of the moment, on
 /// the same port; the process never outlives the test process (killed in
 /// `deinit`, at exit, and by a watchdog shell when the test process dies any
@@ -24,6 +24,8 @@ public final class RedisServer: Sendable {
 
     private let base: String
     private let arguments: [String]
+    /// `--requirepass`'s value, for the start-up check.
+    private let password: String?
     private let process = Locked(Running?.none)
 
     private struct Running {
@@ -35,6 +37,8 @@ public final class RedisServer: Sendable {
     /// Why a server could not start (including: not installed).
     public struct StartFailed: Error, CustomStringConvertible {
         public let description: String
+        /// The process ended before it answered (e.g. its port was taken meanwhile).
+        var exitedAtStart = false
     }
 
     /// Starts a server with the standard arguments plus `extraArguments`
@@ -43,12 +47,22 @@ public final class RedisServer: Sendable {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw StartFailed(description: "\(executable) is not installed: apt-get install redis-server")
         }
-        let listener = try Listener(address: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
-        let port = listener.port
-        listener.close()
-        let server = RedisServer(port: port, extraArguments: extraArguments)
-        try await server.start(again: false)
-        return server
+        // A port found free may be taken again before the server binds it (by another
+        // test's server or a client's ephemeral port): the server then exits at start,
+        // and another port is tried.
+        var attempt = 1
+        while true {
+            let listener = try Listener(address: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
+            let port = listener.port
+            listener.close()
+            let server = RedisServer(port: port, extraArguments: extraArguments)
+            do {
+                try await server.start(again: false)
+                return server
+            } catch let failure as StartFailed where failure.exitedAtStart && attempt < 5 {
+                attempt += 1
+            }
+        }
     }
 
     private init(port: Int, extraArguments: [String]) {
@@ -56,6 +70,9 @@ public final class RedisServer: Sendable {
         base = Scratch.directory + "/redis-\(UUID().uuidString)"
         directory = base + "/data"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        password = extraArguments.firstIndex(of: "--requirepass").flatMap { index in
+            index + 1 < extraArguments.count ? extraArguments[index + 1] : nil
+        }
         arguments = ["--port", String(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
                      "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no"] + extraArguments
     }
@@ -126,23 +143,34 @@ public final class RedisServer: Sendable {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 process.withLock { $0 = nil }
-                throw StartFailed(description: "redis-server exited at start: \(log)")
+                throw StartFailed(description: "redis-server exited at start: \(log)", exitedAtStart: true)
             }
-            if await Self.answersPing(port: port) { return }
+            if await Self.isServing(pid: pid, port: port, password: password) { return }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw StartFailed(description: "redis-server did not answer PING within 10 s: \(log)")
     }
 
-    /// Whether a PING gets a reply (`+PONG`, or `-NOAUTH` with `--requirepass`)
-    /// other than `-LOADING` (still reading its append-only file).
-    private static func answersPing(port: Int) async -> Bool {
+    /// Whether the server on `port` is the process `pid` (its `INFO server` says so: a
+    /// server started beside this one may have taken the port first and would answer a
+    /// bare PING as well) and has loaded its data (PING gets `+PONG`, not `-LOADING`).
+    private static func isServing(pid: pid_t, port: Int, password: String?) async -> Bool {
         guard let connection = try? await Connection.connect(to: SocketAddress(numericHost: "127.0.0.1", port: port)!,
                                                              deadline: .now + .seconds(1)) else { return false }
         defer { connection.close() }
-        guard (try? await connection.write(Array("PING\r\n".utf8), deadline: .now + .seconds(1))) != nil,
-              let reply = try? await connection.read(deadline: .now + .seconds(1)), let first = reply.first else { return false }
-        return (first == UInt8(ascii: "+") || first == UInt8(ascii: "-")) && !reply.starts(with: Array("-LOADING".utf8))
+        let auth = password.map { "AUTH \($0)\r\n" } ?? ""
+        let deadline = ContinuousClock.now + .seconds(1)
+        guard (try? await connection.write(Array((auth + "INFO server\r\nPING\r\n").utf8), deadline: deadline)) != nil else {
+            return false
+        }
+        var reply: [UInt8] = []
+        let pong = Array("+PONG\r\n".utf8)
+        // The PING's reply comes last: +PONG, or an error (-LOADING while loading).
+        while !reply.ends(with: pong) && !reply.contains(subsequence: Array("\r\n-".utf8)) {
+            guard let bytes = try? await connection.read(deadline: deadline), !bytes.isEmpty else { return false }
+            reply += bytes
+        }
+        return reply.ends(with: pong) && reply.contains(subsequence: Array("process_id:\(pid)\r\n".utf8))
     }
 
     // MARK: Ending processes
@@ -188,5 +216,16 @@ public final class RedisServer: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         while waitpid(running.watchdog, &status, 0) < 0 && errno == EINTR {}
+    }
+}
+
+private extension Array where Element == UInt8 {
+    func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix)
+    }
+
+    func contains(subsequence needle: [UInt8]) -> Bool {
+        guard needle.count <= count else { return false }
+        return (0...(count - needle.count)).contains { start in self[start..<(start + needle.count)].elementsEqual(needle) }
     }
 }
