@@ -53,8 +53,11 @@ extension Hub {
             core.finish(.shutdown, fromConsumer: false)
             return slots.map { _ in 0 }
         }
-        var initial: [([UInt8], FrameMark)] = []
+        // Finished meanwhile by another shard (too slow there): nothing to register.
+        guard core.finishReason == nil else { return slots.map { _ in 0 } }
+        var initial: [([UInt8], FrameMark?)] = []
         var starts: [UInt64] = []
+        var gaps = 0
         starts.reserveCapacity(slots.count)
         for slot in slots {
             let name = names[slot]
@@ -62,30 +65,23 @@ extension Hub {
                 switch channel {
                 case .state:
                     starts.append(topic.stateLastID)
-                    if let frame = topic.topicsStateFrame(name: name, slot: slot) { initial.append(frame) }
+                    if let (frame, mark) = topic.topicsStateFrame(name: name, slot: slot) { initial.append((frame, mark)) }
                 case .events:
                     let last = topic.eventsLastID
                     let position = resumeAfter?[slot].flatMap { $0 <= last ? $0 : nil }
                     starts.append(position ?? last)
                     let replay = topic.topicsReplay(after: position, name: name, slot: slot, now: now)
-                    initial += replay.frames
-                    if replay.gap { counters.gapQueued() }
+                    initial += replay.frames.map { ($0.0, $0.1) }
+                    if replay.gap { gaps += 1 }
                 }
+                topic.insert(core, slot: slot)
             }
         }
-        guard core.finishReason == nil else { return starts }
-        // What it starts with comes on top of the limit (as for one topic).
-        core.widen(by: initial.count)
-        for slot in slots {
-            withTopic(names[slot]) { $0.insert(core, slot: slot) }
-        }
-        var queued = 0
-        for (frame, mark) in initial {
-            // Nobody is parked on a new subscriber, and the limit leaves room for all of
-            // it; only a finish in another shard meanwhile drops it.
-            if case .queued = core.push(frame, mark: mark, now: now) { queued += 1 }
-        }
+        // What it starts with comes on top of the limit (as for one topic), in one step
+        // with its queuing: live frames another shard queues meanwhile cannot crowd it out.
+        let queued = core.pushFirst(initial, now: now)
         counters.queued(channel, frames: queued)
+        if queued > 0 { counters.gapQueued(gaps) }
         return starts
     }
 

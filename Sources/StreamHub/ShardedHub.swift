@@ -73,6 +73,8 @@ public final class ShardedHub: StreamEngine {
             let positions = await hub.join(core, slots: slots, resumeAfter: resumeAfter)
             for (slot, position) in zip(slots, positions) { starts[slot] = position }
         }
+        // The current values came shard by shard: they go out in parameter order.
+        if channel == .state { core.orderPendingBySlot() }
         return TopicsSubscription(core: core, startPositions: starts)
     }
 

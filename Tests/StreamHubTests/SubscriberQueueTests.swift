@@ -5,6 +5,33 @@ struct SubscriberQueueTests {
     private let t0 = ContinuousClock.now
     private func frame(_ byte: UInt8) -> [UInt8] { [byte] }
 
+    /// A new subscriber's first frames fit whatever is already queued (live frames from
+    /// another shard may have filled the limit): the limit grows by them in the same
+    /// step; the next live push past it overflows as usual.
+    @Test func firstFramesComeOnTopOfTheLimit() {
+        var queue = SubscriberQueue(mode: .bounded(limit: 2), marked: true, now: t0)
+        _ = queue.push(frame(1), mark: FrameMark(slot: 0, id: 1), now: t0)
+        _ = queue.push(frame(2), mark: FrameMark(slot: 0, id: 2), now: t0)
+        let first = queue.pushFirst([(frame(7), FrameMark(slot: 1, id: 7)), (frame(8), FrameMark(slot: 1, id: 8)),
+                                     (frame(9), FrameMark(slot: 1, id: 9))], now: t0)
+        #expect(first.queued == 3)
+        #expect(queue.finishReason == nil)
+        guard case .overflow = queue.push(frame(3), mark: FrameMark(slot: 0, id: 3), now: t0) else {
+            Issue.record("the limit did not stay at 2 + 3")
+            return
+        }
+        #expect(queue.pushFirst([(frame(4), FrameMark(slot: 0, id: 4))], now: t0).queued == 0)
+    }
+
+    /// Values of a several-topic state stream that came shard by shard go out in slot order.
+    @Test func pendingInSlotOrder() {
+        var queue = SubscriberQueue(mode: .latestPerSlot, marked: true, now: t0)
+        _ = queue.pushFirst([(frame(0), FrameMark(slot: 0, id: 1)), (frame(2), FrameMark(slot: 2, id: 1))], now: t0)
+        _ = queue.pushFirst([(frame(1), FrameMark(slot: 1, id: 1)), (frame(3), FrameMark(slot: 3, id: 1))], now: t0)
+        queue.orderPendingBySlot()
+        #expect(queue.take() == .batch([[0], [1], [2], [3]], marks: (0...3).map { FrameMark(slot: $0, id: 1) }, events: 4))
+    }
+
     /// On the state channel a push replaces the pending frame: at most one waits.
     @Test func latestKeepsOnlyTheNewest() {
         var queue = SubscriberQueue(mode: .latest, now: t0)

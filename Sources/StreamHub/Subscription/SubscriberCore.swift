@@ -80,9 +80,17 @@ final class SubscriberCore: Sendable {
         queue.withLock { $0.heartbeat(now: now, idleFor: idleFor) }
     }
 
-    /// Makes room for `extra` more event frames (a replay queued on top of the limit).
-    func widen(by extra: Int) {
-        queue.withLock { $0.widen(by: extra) }
+    /// Queues a new subscriber's first frames on top of its limit (`SubscriberQueue.pushFirst`);
+    /// returns how many were queued.
+    func pushFirst(_ frames: [([UInt8], FrameMark?)], now: ContinuousClock.Instant) -> Int {
+        let (queued, wake) = queue.withLock { $0.pushFirst(frames, now: now) }
+        wake?.resume()
+        return queued
+    }
+
+    /// See `SubscriberQueue.orderPendingBySlot`.
+    func orderPendingBySlot() {
+        queue.withLock { $0.orderPendingBySlot() }
     }
 
     // MARK: Consumer side

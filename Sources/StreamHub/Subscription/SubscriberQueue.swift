@@ -119,10 +119,31 @@ struct SubscriberQueue: Sendable {
         self.lastActivity = now
     }
 
-    /// Lets a `.bounded` queue hold `extra` more event frames (a subscriber's replay,
-    /// which comes on top of its limit); other modes hold one value per slot anyway.
-    mutating func widen(by extra: Int) {
-        if case .bounded(let limit) = mode { mode = .bounded(limit: limit + extra) }
+    /// Queues a new subscriber's first frames (a snapshot or a replay, which come on
+    /// top of its limit): a `.bounded` queue's limit grows by as many in the same step,
+    /// so they always fit, whatever else was queued meanwhile. Returns how many were
+    /// queued (none once finished) and the waiter to resume, if one was parked.
+    mutating func pushFirst(_ frames: [([UInt8], FrameMark?)], now: ContinuousClock.Instant) -> (queued: Int, wake: Waiter?) {
+        guard finishReason == nil, !frames.isEmpty else { return (0, nil) }
+        if case .bounded(let limit) = mode { mode = .bounded(limit: limit + frames.count) }
+        var queued = 0
+        var wake: Waiter?
+        for (frame, mark) in frames {
+            guard case .queued(let waiter) = push(frame, mark: mark, now: now) else { continue }
+            queued += 1
+            wake = wake ?? waiter
+        }
+        return (queued, wake)
+    }
+
+    /// Puts the pending frames of a marked queue in slot order, each slot's own order
+    /// kept (a several-topic `/state` stream whose first values came from several
+    /// shards: they go out in parameter order). Before the consumer took anything.
+    mutating func orderPendingBySlot() {
+        guard marked, pending.count > 1 else { return }
+        let order = marks.indices.sorted { marks[$0].slot != marks[$1].slot ? marks[$0].slot < marks[$1].slot : $0 < $1 }
+        pending = order.map { pending[$0] }
+        marks = order.map { marks[$0] }
     }
 
     var finishReason: FinishReason? {

@@ -52,30 +52,27 @@ struct SeveralLoopsTests {
         }
     }
 
-    /// One stream of two topics kept on different loops: the current values of both, then
-    /// the changes of both, then gone from both topics when it closes.
+    /// One stream of three topics kept on two loops: the current values in parameter order
+    /// (though the first loop's two come before the other's), then the changes, then gone
+    /// from every topic when it closes.
     @Test func aStreamOfTopicsOnBothLoops() async throws {
         try await Self.withTwoLoops { gateway in
             let engine = try #require(gateway.gateway.engine as? ShardedHub)
             let a = Self.name(in: 0, of: engine, prefix: "a")
             let b = Self.name(in: 1, of: engine, prefix: "b")
-            _ = try await gateway.publish("/state/\(a)", "a1")
-            _ = try await gateway.publish("/state/\(b)", "b1")
-            let stream = try await gateway.subscribe("/state?topic=\(a)&topic=\(b)")
+            let c = Self.name(in: 0, of: engine, prefix: "c")
+            for topic in [a, b, c] { _ = try await gateway.publish("/state/\(topic)", "\(topic)-1") }
+            let stream = try await gateway.subscribe("/state?topic=\(a)&topic=\(b)&topic=\(c)")
             defer { stream.close() }
-            let first = try await stream.next(2, within: 10).map(\.data)
-            #expect(Set(first) == ["{\"topic\":\"\(a)\",\"id\":\"1\",\"data\":\"a1\"}",
-                                   "{\"topic\":\"\(b)\",\"id\":\"1\",\"data\":\"b1\"}"])
-            _ = try await gateway.publish("/state/\(b)", "b2")
-            _ = try await gateway.publish("/state/\(a)", "a2")
-            let next = try await stream.next(2, within: 10).map(\.data)
-            #expect(next == ["{\"topic\":\"\(b)\",\"id\":\"2\",\"data\":\"b2\"}",
-                             "{\"topic\":\"\(a)\",\"id\":\"2\",\"data\":\"a2\"}"])
+            func json(_ topic: String, _ id: Int) -> String { "{\"topic\":\"\(topic)\",\"id\":\"\(id)\",\"data\":\"\(topic)-\(id)\"}" }
+            #expect(try await stream.next(3, within: 10).map(\.data) == [json(a, 1), json(b, 1), json(c, 1)])
+            _ = try await gateway.publish("/state/\(b)", "\(b)-2")
+            _ = try await gateway.publish("/state/\(a)", "\(a)-2")
+            #expect(try await stream.next(2, within: 10).map(\.data) == [json(b, 2), json(a, 2)])
             #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"state\"}", toBe: 1, within: 10) == 1)
             stream.close()
             #expect(try await gateway.waitForMetric("sse_gateway_subscribers{channel=\"state\"}", toBe: 0, within: 10) == 0)
-            #expect(await engine.subscriberCount(topic: a, channel: .state) == 0)
-            #expect(await engine.subscriberCount(topic: b, channel: .state) == 0)
+            for topic in [a, b, c] { #expect(await engine.subscriberCount(topic: topic, channel: .state) == 0) }
         }
     }
 }
