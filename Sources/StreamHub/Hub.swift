@@ -1,5 +1,3 @@
-import Locking
-
 /// The pub/sub core: topics, their two channels, ids, replay windows and subscribers.
 /// Knows nothing of sockets.
 ///
@@ -16,8 +14,6 @@ public actor Hub: StreamEngine {
     /// its event loop, where the connections that publish and subscribe run,
     /// so reaching the hub costs no thread hop), or a serial queue of its own.
     private nonisolated let executor: any SerialExecutor
-    /// The executor, when a thread can take its isolation in place (the event loops').
-    private nonisolated let synchronousIsolation: (any SynchronousIsolation)?
     /// Lock-free counters, readable without an actor hop.
     public nonisolated let counters: HubCounters
     /// Keys of subscribers finished by their consumers, waiting to leave `topics`.
@@ -48,7 +44,6 @@ public actor Hub: StreamEngine {
         self.counters = counters
         self.subscriberIDs = subscriberIDs
         self.executor = executor ?? QueueExecutor(label: "streams.hub")
-        synchronousIsolation = executor as? any SynchronousIsolation
     }
 
     deinit {
@@ -120,23 +115,18 @@ public actor Hub: StreamEngine {
         try publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
     }
 
-    /// `publish` run synchronously on the calling thread, which saves a publish request
-    /// two job trips (to the hub's executor and back): when the hub's executor lets the
-    /// thread take its isolation (`SynchronousIsolation`: an event loop's, from any loop
-    /// thread, waiting while the hub's loop runs one of its jobs), or says the thread is
-    /// isolated to it already; nil elsewhere (the caller then awaits `publish`).
+    /// `publish` run synchronously when the caller is on the hub's executor's thread
+    /// (the executor says it isolates the current context: the event loop's does on
+    /// its thread, where nothing of the hub can be running at the same time), which
+    /// saves a publish request two job trips through the loop; nil elsewhere.
     public nonisolated func publishInPlace(topic: String, channel: Channel, data: String,
                                            event: String?) -> Result<PublishResult, PublishError>? {
-        let publish = {
-            self.assumeIsolated { hub in
-                Result { () throws(PublishError) -> PublishResult in
-                    try hub.publish(topic: topic, channel: channel, data: data, event: event)
-                }
+        guard executor.isIsolatingCurrentContext() == true else { return nil }
+        return assumeIsolated { hub in
+            Result { () throws(PublishError) -> PublishResult in
+                try hub.publish(topic: topic, channel: channel, data: data, event: event)
             }
         }
-        if let isolation = synchronousIsolation { return isolation.runIsolated(publish) }
-        guard executor.isIsolatingCurrentContext() == true else { return nil }
-        return publish()
     }
 
     /// Seam for a future distributed backend: another node supplies the id. It must be

@@ -116,31 +116,4 @@ struct LoopExecutorTests {
         #expect(probes.allSatisfy { $0.ran.withLock { $0 } == [true] })
         #expect(target.crossLoopHandoffs - before == 1)
     }
-
-    /// Another loop's thread takes an actor executor's isolation in place, and is
-    /// isolated exactly while it holds it; inside an actor job of one loop, entering
-    /// another loop's executor is refused (two gates waited for in a cycle could
-    /// deadlock), its own is re-entered; off the loops it is refused.
-    @Test func runIsolatedFromAnotherLoop() async throws {
-        actor OnLoop {
-            let executor: LoopActorExecutor
-            init(_ executor: LoopActorExecutor) { self.executor = executor }
-            nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-            func enter(_ other: LoopActorExecutor) -> (own: Int?, other: Int?) {
-                (executor.runIsolated { 1 }, other.runIsolated { 2 })
-            }
-        }
-        let a = try EventLoop(index: 70)
-        let b = try EventLoop(index: 71)
-        #expect(a.actorExecutor.runIsolated { 0 } == nil)
-        let fromB = await withTaskExecutorPreference(b) {
-            (a.actorExecutor.isIsolatingCurrentContext(),
-             a.actorExecutor.runIsolated { a.actorExecutor.isIsolatingCurrentContext() })
-        }
-        #expect(fromB.0 == false)
-        #expect(fromB.1 == true)
-        let inActorJob = await OnLoop(a.actorExecutor).enter(b.actorExecutor)
-        #expect(inActorJob.own == 1)
-        #expect(inActorJob.other == nil)
-    }
 }

@@ -34,12 +34,9 @@ protocol TurnEndWork: AnyObject, Sendable {
     func runAtTurnEnd()
 }
 
-/// The loop thread as the serial executor of actors (the gateway's hub shards, the
-/// cluster engine): their jobs join the loop's queue, and the loop runs them one at a
-/// time holding the executor's gate (`LoopActorGate`). Another loop's thread may take
-/// the gate and run code isolated to these actors in place (`runIsolated`): a publish
-/// to a topic whose shard lives on another loop then needs no hop there and back.
-public final class LoopActorExecutor: SynchronousIsolation {
+/// The loop thread as the serial executor of an actor (the gateway's hub):
+/// its jobs join the loop's queue, and the one thread runs them one at a time.
+public final class LoopActorExecutor: SerialExecutor {
     private let queue: LoopJobQueue
 
     init(queue: LoopJobQueue) {
@@ -55,22 +52,13 @@ public final class LoopActorExecutor: SynchronousIsolation {
     }
 
     public func checkIsolated() {
-        precondition(queue.actorGate.isHeldByCurrentThread, "not isolated to the event loop's actor executor")
+        precondition(queue.isLoopThread, "not on the event loop's thread")
     }
 
-    /// True while the calling thread holds the gate: in one of this executor's jobs on
-    /// the loop, or in `runIsolated` on any loop.
+    /// True on the loop's thread: whatever runs there runs between two of the loop's
+    /// jobs, never beside an actor job of this executor (one thread runs them all).
     public func isIsolatingCurrentContext() -> Bool? {
-        queue.actorGate.isHeldByCurrentThread
-    }
-
-    /// Runs `body` holding this executor's gate, from any loop's thread (waiting while
-    /// the loop runs one of its actor jobs); nil off the loops, and from inside an actor
-    /// job of another loop (its gate is held: waiting for a second one could deadlock).
-    public func runIsolated<T>(_ body: () -> T) -> T? {
-        guard let here = LoopJobQueue.current else { return nil }
-        if here !== queue && here.actorGate.isHeldByCurrentThread { return nil }
-        return queue.actorGate.run(body)
+        queue.isLoopThread
     }
 }
 
@@ -91,9 +79,6 @@ final class LoopJobQueue: Sendable {
     private let loopThread = Atomic<UInt>(0)
     /// What this loop's thread readied for other loops, not handed over yet.
     private let outboxes = LoopOutboxes()
-    /// Held while one of the loop's actor jobs runs, or while another loop runs code
-    /// isolated to the loop's actor executor in place.
-    let actorGate = LoopActorGate()
     /// Batches of turn-end work other loops handed over (one per source loop's batch).
     let handoffsReceived = Atomic<Int>(0)
 
@@ -148,7 +133,7 @@ final class LoopJobQueue: Sendable {
             // A task's job runs as nonisolated code preferring the loop, so its
             // calls into other nonisolated async code switch nothing.
             case .task(let job): job.runSynchronously(on: task)
-            case .actor(let job): actorGate.run { job.runSynchronously(isolatedTo: actor, taskExecutor: task) }
+            case .actor(let job): job.runSynchronously(isolatedTo: actor, taskExecutor: task)
             }
         }
         batch.removeAll(keepingCapacity: true)
