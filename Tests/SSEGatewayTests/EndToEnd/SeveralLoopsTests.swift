@@ -10,14 +10,7 @@ import TestSupport
 struct SeveralLoopsTests {
     /// Runs `body` against an in-memory gateway with two loops (the shards are what is tested).
     static func withTwoLoops(_ body: (RunningGateway) async throws -> Void) async throws {
-        let gateway = try await RunningGateway.start(backend: .memory) { $0.loops = 2 }
-        do {
-            try await body(gateway)
-        } catch {
-            await gateway.stop()
-            throw error
-        }
-        await gateway.stop()
+        try await withGateway(backend: .memory, { $0.loops = 2 }, body)
     }
 
     /// A topic name the in-memory engine keeps in `shard`.

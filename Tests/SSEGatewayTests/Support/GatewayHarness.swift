@@ -83,10 +83,11 @@ final class RunningGateway: GatewayUnderTest {
     }
 }
 
-/// Runs `body` against a fresh in-process gateway over `transport`, stopping it afterwards.
-func withGateway(over transport: Transport = .plain, _ configure: (inout GatewayConfiguration) -> Void = { _ in },
+/// Runs `body` against a fresh in-process gateway over `transport` on `backend`, stopping it afterwards.
+func withGateway(over transport: Transport = .plain, backend: Backend = .selected,
+                 _ configure: (inout GatewayConfiguration) -> Void = { _ in },
                  _ body: (RunningGateway) async throws -> Void) async throws {
-    let gateway = try await RunningGateway.start(over: transport, configure)
+    let gateway = try await RunningGateway.start(over: transport, backend: backend, configure)
     do {
         try await body(gateway)
     } catch {
