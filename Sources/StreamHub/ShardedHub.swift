@@ -105,12 +105,17 @@ public final class ShardedHub: StreamEngine {
         return total
     }
 
+    /// Every shard at once, each on its own loop: one slow shard does not delay the others' heartbeats.
     public func sendHeartbeats(idleFor: Duration) async {
-        for hub in shards { await hub.sendHeartbeats(idleFor: idleFor) }
+        await withDiscardingTaskGroup { group in
+            for hub in shards { group.addTask { await hub.sendHeartbeats(idleFor: idleFor) } }
+        }
     }
 
     public func sweep() async {
-        for hub in shards { await hub.sweep() }
+        await withDiscardingTaskGroup { group in
+            for hub in shards { group.addTask { await hub.sweep() } }
+        }
     }
 
     /// Nothing runs in the background of in-memory hubs: returns at once.
