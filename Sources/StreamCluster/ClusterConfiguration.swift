@@ -4,8 +4,15 @@ import StreamHub
 /// How a gateway joins a cluster. Every gateway of one cluster must use the same
 /// replay settings (`hub`), since they share one replay window per topic.
 public struct ClusterConfiguration: Sendable {
-    /// The Redis every gateway of the cluster uses.
-    public var redis: RedisURL
+    /// The Redis every gateway of the cluster uses: one server, or the master Sentinel names.
+    public var redis: RedisEndpoint
+    /// Acknowledge a publish only once this many replicas hold it (`WAIT`); 0: once the master does.
+    public var minReplicas = 0
+    /// Longest `WAIT` for those replicas before the publish is answered 503.
+    public var minReplicasTimeout: Duration = .milliseconds(500)
+    /// How long publishes pause after a failover while every
+    /// gateway raises the counters of its topics to the ids it holds.
+    public var failoverPause: Duration = .seconds(1)
     /// The local hub's limits; the replay count and age also bound Redis's windows.
     public var hub: HubConfiguration
     /// Longest wait for a publish's script (a POST answers 503 past it, well within a second).
@@ -31,6 +38,10 @@ public struct ClusterConfiguration: Sendable {
     }
 
     public init(redis: RedisURL, hub: HubConfiguration = HubConfiguration()) {
+        self.init(redis: .server(redis), hub: hub)
+    }
+
+    public init(redis: RedisEndpoint, hub: HubConfiguration = HubConfiguration()) {
         self.redis = redis
         self.hub = hub
         var generator = SystemRandomNumberGenerator()

@@ -5,11 +5,14 @@ import StreamHub
 /// watch it (a probe through pub/sub every second, liveness and subscriber counts),
 /// and on loss fail what waits and start over.
 extension ClusterEngine {
-    /// Runs until `shutdown()`: the link's supervision, and the worker that sends
-    /// SUBSCRIBEs and syncs.
+    /// Runs until `shutdown()`: the link's supervision, the worker that sends
+    /// SUBSCRIBEs and syncs, and in Sentinel mode the watch for `+switch-master`.
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.runWorker() }
+            if case .sentinel(let url) = configuration.redis {
+                group.addTask { await self.watchSentinels(url) }
+            }
             await self.superviseLink()
         }
     }
@@ -17,70 +20,146 @@ extension ClusterEngine {
     private var gatewayKey: String { ClusterKeys.gatewayPrefix + configuration.gatewayID }
     private var probeChannel: [UInt8] { ClusterKeys.probeChannel(gateway: configuration.gatewayID) }
 
+    /// Connects, watches the link until it is lost, and again, until shutdown. The
+    /// phase is looked at again after every `await`.
     private func superviseLink() async {
-        var backoff: Duration = .milliseconds(100)
         var everUp = false
         var reportedDown = false
-        while !isShutdown {
+        while case .connecting(let attempt, let lastMaster) = phase {
+            if attempt > 0 { await backOff(LinkPhase.backoff(attempt: attempt, ceiling: configuration.connectTimeout)) }
+            guard case .connecting = phase else { return }
+            relinkRequested = false
             let link: RedisLink
-            do {
-                link = try await connect()
+            let master: RedisURL
+            do throws(NotReady) {
+                (link, master) = try await connect()
             } catch {
                 if !reportedDown {
-                    configuration.log("redis \(configuration.redis): unreachable (\(error)); retrying, not ready meanwhile")
+                    configuration.log("redis \(configuration.redis): \(error.text); retrying, not ready meanwhile")
                     reportedDown = true
                 }
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, configuration.connectTimeout)
+                readiness.stillDown(error)
+                phase = phase.after(.failed)
                 continue
             }
-            guard !isShutdown else {
+            guard case .connecting = phase else {
                 link.close()
                 return
             }
+            let failedOver = lastMaster.map { $0 != master } ?? false
+            phase = phase.after(.connected(link, master: master))
             install(link)
-            backoff = .milliseconds(100)
             reportedDown = false
             if everUp { countReconnect() }
-            configuration.log("redis \(configuration.redis): \(everUp ? "connected again" : "connected"), ready")
+            configuration.log("redis \(configuration.redis): \(everUp ? "connected again" : "connected") to \(master), ready")
             everUp = true
+            if failedOver { await failedOverTo(master, link: link) }
             await monitor(link)
-            linkLost(link)
+            linkLost(link, because: .unreachable("the connection was lost"))
             if !isShutdown {
                 configuration.log("redis \(configuration.redis): connection lost; publishes and new subscriptions get 503 until it is back")
             }
         }
     }
 
-    private func connect() async throws -> RedisLink {
-        let url = configuration.redis
-        let generation = linkGeneration + 1
-        let command = try await RedisConnection.connect(to: url, timeout: configuration.connectTimeout)
-        do {
-            let subscriber = try await RedisSubscriber.connect(to: url, timeout: configuration.connectTimeout) { [weak self] message in
-                await self?.received(message, generation: generation)
-            }
-            let link = RedisLink(command: command, subscriber: subscriber, generation: generation)
-            do {
-                try await subscriber.subscribe([probeChannel], timeout: configuration.commandTimeout)
-                for (name, text) in [("publish", ClusterScripts.publish), ("sync", ClusterScripts.sync),
-                                     ("floor", ClusterScripts.floor)] {
-                    // A refusal (e.g. OOM) is no reason to stay away: EVAL sends the text instead.
-                    let hash = try await tolerating(await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout))
-                    scriptHashes[name] = hash?.string
-                }
-                _ = try await tolerating(await command.command(["SET", gatewayKey, "1", "PX", "3000"],
-                                                         timeout: configuration.commandTimeout))
-                try await checkEpoch(command)
+    /// Waits `duration`, or less when a sentinel announced a new master meanwhile.
+    private func backOff(_ duration: Duration) async {
+        let deadline = ContinuousClock.now + duration
+        while !relinkRequested, !isShutdown, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: min(.milliseconds(50), deadline - .now))
+        }
+    }
+
+    /// The master to use: the URL's server, or the one the sentinels name now.
+    private func locateMaster() async throws(NotReady) -> RedisURL {
+        switch configuration.redis {
+        case .server(let url):
+            return url
+        case .sentinel(let url):
+            do throws(RedisError) {
+                let (master, index) = try await Sentinel.masterAddress(url, startingAt: sentinelIndex,
+                                                                       timeout: configuration.connectTimeout)
+                sentinelIndex = index
+                return master
             } catch {
-                link.close()
+                throw .noMaster("\(error)")
+            }
+        }
+    }
+
+    private func connect() async throws(NotReady) -> (RedisLink, RedisURL) {
+        let url = try await locateMaster()
+        let generation = linkGeneration + 1
+        let timeout = configuration.connectTimeout
+        do throws(RedisError) {
+            let command = try await RedisConnection.connect(to: url, timeout: timeout)
+            var opened: [RedisConnection] = [command]
+            do throws(RedisError) {
+                if case .sentinel = configuration.redis {
+                    // Sentinel may name a node that is no master (yet, or any more): ROLE says.
+                    let role = try await Sentinel.role(of: command, timeout: configuration.commandTimeout)
+                    guard role == "master" else { throw .unreachable("\(url) is a \(role), not the master") }
+                }
+                let publisher = configuration.minReplicas > 0
+                    ? try await RedisConnection.connect(to: url, timeout: timeout) : command
+                opened.append(publisher)
+                let subscriber = try await RedisSubscriber.connect(to: url, timeout: timeout) { [weak self] message in
+                    await self?.received(message, generation: generation)
+                }
+                let link = RedisLink(command: command, subscriber: subscriber, publisher: publisher, generation: generation)
+                do throws(RedisError) {
+                    try await prepare(link)
+                } catch {
+                    link.close()
+                    throw error
+                }
+                return (link, url)
+            } catch {
+                for connection in opened { connection.close() }
                 throw error
             }
-            return link
         } catch {
-            command.close()
-            throw error
+            if case .unreachable(let reason) = error, reason.contains("not the master") { throw .noMaster(reason) }
+            throw .unreachable("\(url): \(error)")
         }
+    }
+
+    /// What a new link needs before it serves: the probe subscribed, the scripts
+    /// loaded, this gateway's liveness written, the epoch checked, a running pause noted.
+    private func prepare(_ link: RedisLink) async throws(RedisError) {
+        let command = link.command
+        try await link.subscriber.subscribe([probeChannel], timeout: configuration.commandTimeout)
+        for (name, text) in [("publish", ClusterScripts.publish), ("sync", ClusterScripts.sync),
+                             ("floor", ClusterScripts.floor)] {
+            // A refusal (e.g. OOM) is no reason to stay away: EVAL sends the text instead.
+            let hash = try await tolerating(await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout))
+            scriptHashes[name] = hash?.string
+        }
+        _ = try await tolerating(await command.command(["SET", gatewayKey, "1", "PX", "3000"],
+                                                 timeout: configuration.commandTimeout))
+        try await checkEpoch(command)
+        try await notePause(command)
+    }
+
+    /// Reads how long publishes still pause (`sse:refloor`'s time to live), for `/readyz`.
+    private func notePause(_ command: RedisConnection) async throws(RedisError) {
+        let left = try await command.command(["PTTL", ClusterKeys.refloor], timeout: configuration.commandTimeout).integer ?? -2
+        if left > 0 { readiness.pause(until: .now + .milliseconds(left)) }
+    }
+
+    /// The master is another node than before (Sentinel promoted a replica): it may
+    /// lack the last publishes, so it is treated like a Redis that lost data —
+    /// publishes pause while every gateway's syncs raise its topics' counters to the
+    /// ids it holds (the first gateway to notice starts the pause; the others see it).
+    private func failedOverTo(_ master: RedisURL, link: RedisLink) async {
+        countFailover()
+        configuration.log("redis: the master is now \(master) (failover); ids go on from what the gateways hold")
+        let pause = configuration.failoverPause
+        let (seconds, attoseconds) = pause.components
+        let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        _ = try? await link.command.command(["SET", ClusterKeys.refloor, "1", "PX", String(milliseconds), "NX"],
+                                            timeout: configuration.commandTimeout)
+        _ = try? await notePause(link.command)
     }
 
     /// Notices a Redis that lost its data (its epoch is gone or another): then, if this
@@ -107,15 +186,15 @@ extension ClusterEngine {
 
     private func install(_ link: RedisLink) {
         linkGeneration = link.generation
-        self.link = link
         probesSent = 0
         probesSeen = 0
         countsNeedFullWrite = true  // Whatever changed while away: written anew, stale ones deleted.
         unsubscribing = []
-        setReady(true, generation: link.generation)
+        readiness.up(generation: link.generation)
         let generation = link.generation
         link.command.onClose { [weak self] in self?.connectionClosed(generation: generation) }
         link.subscriber.onClose { [weak self] in self?.connectionClosed(generation: generation) }
+        link.publisher.onClose { [weak self] in self?.connectionClosed(generation: generation) }
         // Every followed topic subscribes again and syncs from where its mirror stands.
         doorbellRinger.yield()
     }
@@ -137,6 +216,7 @@ extension ClusterEngine {
     private func heartbeat(_ link: RedisLink) async -> Bool {
         guard probesSent <= probesSeen + 2 else {
             configuration.log("redis: pub/sub stopped delivering (probe \(probesSeen + 1) never came back); reconnecting")
+            readiness.down(.probeLost)
             return false
         }
         probesSent += 1
@@ -152,6 +232,15 @@ extension ClusterEngine {
             let previous = try await tolerating(await link.command.command(["SET", gatewayKey, "1", "PX", "3000", "GET"],
                                                                      timeout: configuration.commandTimeout))
             if previous == .null { countsNeedFullWrite = true }
+            try await notePause(link.command)
+            if case .sentinel = configuration.redis {
+                let role = try await Sentinel.role(of: link.command, timeout: configuration.commandTimeout)
+                guard role == "master" else {
+                    configuration.log("redis: the node in use is a \(role) now; asking the sentinels for the master")
+                    readiness.down(.noMaster("the node in use became a \(role)"))
+                    return false
+                }
+            }
             heartbeats += 1
             if heartbeats % 10 == 0 { countsNeedFullWrite = true }
             try await writeCounts(link)
@@ -215,11 +304,11 @@ extension ClusterEngine {
     }
 
     /// The link is gone: not ready, waiters refused, every topic to subscribe again.
-    func linkLost(_ lost: RedisLink) {
+    func linkLost(_ lost: RedisLink, because reason: NotReady = .unreachable("the connection was lost")) {
         lost.close()
         guard link?.generation == lost.generation else { return }
-        link = nil
-        setReady(false, generation: 0)
+        phase = phase.after(.lost(generation: lost.generation))
+        readiness.down(reason)
         for name in Array(followed.keys) {
             for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
         }
@@ -227,18 +316,19 @@ extension ClusterEngine {
 
     /// Runs a script by hash, sending its text when Redis does not have it (a Redis
     /// restarted since `SCRIPT LOAD` answers `NOSCRIPT`).
-    func runScript(_ name: String, _ text: String, link: RedisLink, keys: [String],
-                   arguments: [[UInt8]]) async throws(RedisError) -> RedisValue {
+    func runScript(_ name: String, _ text: String, link: RedisLink, on connection: RedisConnection? = nil,
+                   keys: [String], arguments: [[UInt8]]) async throws(RedisError) -> RedisValue {
+        let connection = connection ?? link.command
         let tail = [Array(String(keys.count).utf8)] + keys.map { Array($0.utf8) } + arguments
         if let hash = scriptHashes[name] {
             do {
-                return try await link.command.command([Array("EVALSHA".utf8), Array(hash.utf8)] + tail,
+                return try await connection.command([Array("EVALSHA".utf8), Array(hash.utf8)] + tail,
                                                       timeout: configuration.commandTimeout)
             } catch .server(let message) where message.hasPrefix("NOSCRIPT") {
                 // Fall through to EVAL, which also caches the script again.
             }
         }
-        return try await link.command.command([Array("EVAL".utf8), Array(text.utf8)] + tail,
+        return try await connection.command([Array("EVAL".utf8), Array(text.utf8)] + tail,
                                               timeout: configuration.commandTimeout)
     }
 }

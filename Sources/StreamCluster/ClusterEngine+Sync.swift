@@ -70,6 +70,8 @@ extension ClusterEngine {
             switch error {
             case .closed, .timedOut:
                 linkLost(link)
+            case .server(let message) where message.hasPrefix("READONLY"):
+                linkLost(link, because: .noMaster("the node in use became a replica"))
             default:
                 configuration.log("redis: syncing \(topic) failed (\(error)); retrying")
                 try? await Task.sleep(for: .milliseconds(100))

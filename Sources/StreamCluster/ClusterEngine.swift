@@ -27,18 +27,23 @@ public actor ClusterEngine: StreamEngine {
     let configuration: ClusterConfiguration
     let hub: Hub
     private nonisolated let executor: any SerialExecutor
-    private nonisolated let readyFlag = Atomic<Bool>(false)
+    /// What `/readyz` reads; set as the link's phase changes, dropped the moment a connection closes.
+    nonisolated let readiness = Readiness()
     private nonisolated let reconnectCount = Atomic<UInt64>(0)
-    /// The generation of the link in use (0: none), readable where a connection's
-    /// close is reported, so readiness drops the moment a connection does.
-    private nonisolated let liveGeneration = Atomic<UInt64>(0)
+    private nonisolated let failoverCount = Atomic<UInt64>(0)
 
+    /// The link's state: connecting, up with its connections, or shut down.
+    var phase: LinkPhase = .connecting(attempt: 0, master: nil)
     /// The connections in use, while Redis answers.
-    var link: RedisLink?
+    var link: RedisLink? { phase.link }
+    var isShutdown: Bool { phase.isShutDown }
     /// Counts links made; messages of an older link's subscriber are ignored.
     var linkGeneration: UInt64 = 0
+    /// Sentinel mode: the sentinel that answered last (asked first next time).
+    var sentinelIndex = 0
+    /// Set when a sentinel announced a new master: the next connect is tried at once.
+    var relinkRequested = false
     var followed: [String: FollowedTopic] = [:]
-    var isShutdown = false
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
     /// Subscriber counts last written to Redis, per topic.
@@ -65,7 +70,11 @@ public actor ClusterEngine: StreamEngine {
 
     public nonisolated var counters: HubCounters { hub.counters }
 
-    public nonisolated var isReady: Bool { readyFlag.load(ordering: .acquiring) }
+    public nonisolated var isReady: Bool { readiness.isReady }
+
+    public nonisolated var notReadyReason: String? { readiness.reason }
+
+    public nonisolated var refusalReason: String? { readiness.refusal }
 
     public nonisolated var metrics: [EngineMetric] {
         [
@@ -74,6 +83,9 @@ public actor ClusterEngine: StreamEngine {
             EngineMetric(name: "sse_gateway_redis_reconnects_total",
                          help: "Connections to Redis made again after one was lost.",
                          kind: .counter, value: reconnectCount.load(ordering: .relaxed)),
+            EngineMetric(name: "sse_gateway_redis_failovers_total",
+                         help: "Times this gateway found the Redis master at another address (Sentinel failovers).",
+                         kind: .counter, value: failoverCount.load(ordering: .relaxed)),
         ]
     }
 
@@ -89,21 +101,18 @@ public actor ClusterEngine: StreamEngine {
         (doorbell, doorbellRinger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    func setReady(_ ready: Bool, generation: UInt64) {
-        liveGeneration.store(ready ? generation : 0, ordering: .releasing)
-        readyFlag.store(ready, ordering: .releasing)
-    }
-
     /// A connection of link `generation` closed: not ready from now on (the
     /// monitor then tears the link down and reconnects).
     nonisolated func connectionClosed(generation: UInt64) {
-        if liveGeneration.load(ordering: .acquiring) == generation {
-            readyFlag.store(false, ordering: .releasing)
-        }
+        readiness.connectionClosed(generation: generation)
     }
 
     func countReconnect() {
         reconnectCount.add(1, ordering: .relaxed)
+    }
+
+    func countFailover() {
+        failoverCount.add(1, ordering: .relaxed)
     }
 
     // MARK: - StreamEngine
@@ -195,36 +204,6 @@ public actor ClusterEngine: StreamEngine {
         return await hub.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter)
     }
 
-    public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
-        guard !isShutdown else { throw .shutdown }
-        guard let link, isReady, link.command.isOpen else { throw .unavailable }
-        let keys = ClusterKeys(topic: topic)
-        // This gateway's floor: ids never go backwards for its subscribers.
-        let held = await hub.lastIDs(topic: topic)
-        let floor = channel == .state ? held.state : held.events
-        let arguments: [[UInt8]] = [
-            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(floor).utf8),
-            Array(String(configuration.hub.replayCount).utf8),
-            Array(String(configuration.replayMaxAgeMilliseconds).utf8),
-            keys.channel, Array(ClusterKeys.gatewayPrefix.utf8), Array(configuration.gatewayID.utf8),
-        ]
-        let reply: RedisValue
-        do {
-            reply = try await runScript("publish", ClusterScripts.publish, link: link,
-                                        keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
-                                        arguments: arguments)
-        } catch {
-            throw .unavailable
-        }
-        guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
-              let subscribers = parts[1].integer else { throw .unavailable }
-        counters.published(channel)
-        // Other gateways' subscribers as they last wrote them (at most a second old),
-        // this gateway's own as they are now.
-        let local = await hub.subscriberCount(topic: topic, channel: channel)
-        return PublishResult(id: UInt64(id), subscribers: Int(max(0, subscribers)) + local)
-    }
-
     public func snapshot() async -> HubSnapshot {
         await hub.snapshot()
     }
@@ -235,8 +214,9 @@ public actor ClusterEngine: StreamEngine {
 
     public func shutdown() async {
         guard !isShutdown else { return }
-        isShutdown = true
-        setReady(false, generation: 0)
+        let link = self.link
+        phase = phase.after(.shutdown)
+        readiness.down(.shutDown)
         for name in Array(followed.keys) {
             for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
         }
@@ -247,7 +227,6 @@ public actor ClusterEngine: StreamEngine {
                                                 timeout: .milliseconds(200))
             link.close()
         }
-        link = nil
         await hub.shutdown()
     }
 

@@ -17,6 +17,12 @@ public protocol StreamEngine: Sendable {
     /// The in-memory hub always can; the cluster engine while Redis answers.
     var isReady: Bool { get }
 
+    /// Why the engine is not ready, in a sentence (`/readyz`'s 503 body); nil when ready.
+    var notReadyReason: String? { get }
+
+    /// Why the last refused publish (`.unavailable`) was refused, in a sentence; nil: no reason known.
+    var refusalReason: String? { get }
+
     /// Registers a subscriber and queues what it must see first (see `Hub.subscribe`).
     /// - Throws: `.unavailable` when the engine cannot vouch for the snapshot now
     ///   (Redis unreachable); nothing is registered then.
@@ -82,6 +88,10 @@ public struct EngineMetric: Sendable, Equatable {
 extension StreamEngine {
     /// Figures beyond the hub's counters; none by default.
     public var metrics: [EngineMetric] { [] }
+
+    public var notReadyReason: String? { isReady ? nil : "not ready" }
+
+    public var refusalReason: String? { nil }
 
     public func publishInPlace(topic: String, channel: Channel, data: String,
                                event: String?) -> Result<PublishResult, PublishError>? {

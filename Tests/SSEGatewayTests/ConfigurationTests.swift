@@ -37,7 +37,7 @@ struct ConfigurationTests {
         "--replay-max-age", "--max-body", "--max-header-bytes", "--max-uri", "--max-connections",
         "--loops", "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token",
         "--jwt-secret", "--jwt-public-key", "--jwt-audience", "--subscribe-auth", "--cors-origin",
-        "--shutdown-grace", "--access-log", "--redis", "--tls-cert", "--tls-key",
+        "--shutdown-grace", "--access-log", "--redis", "--redis-min-replicas", "--tls-cert", "--tls-key",
     ]
 
     /// One value for every option (TLS is tested on its own: it needs a pair; so are
@@ -45,8 +45,14 @@ struct ConfigurationTests {
     static let oneValueEach: [(name: String, text: String, expected: GatewayConfiguration)] = [
         ("host", "0.0.0.0", defaults { $0.host = "0.0.0.0" }),
         ("redis", "redis://:secret@10.0.0.5:6380/2", defaults {
-            $0.redis = RedisURL(host: "10.0.0.5", port: 6380, user: nil, password: "secret", database: 2)
+            $0.redis = .server(RedisURL(host: "10.0.0.5", port: 6380, user: nil, password: "secret", database: 2))
         }),
+        ("redis", "redis+sentinel://:pw@10.0.0.5:26379,10.0.0.6/main/3", defaults {
+            $0.redis = .sentinel(RedisSentinelURL(
+                sentinels: [RedisURL(host: "10.0.0.5", port: 26379), RedisURL(host: "10.0.0.6", port: 26379)],
+                masterName: "main", password: "pw", database: 3))
+        }),
+        ("redis-min-replicas", "2", defaults { $0.redisMinReplicas = 2 }),
         ("port", "9000", defaults { $0.port = 9000 }),
         ("public", "/srv/www", defaults { $0.publicDirectory = "/srv/www" }),
         ("retry-ms", "500", defaults { $0.retryMilliseconds = 500 }),

@@ -44,6 +44,16 @@ public final class RedisServer: Sendable {
     /// Starts a server with the standard arguments plus `extraArguments`
     /// (e.g. `["--requirepass", "secret"]`).
     public static func start(_ extraArguments: [String] = []) async throws -> RedisServer {
+        try await start(extraArguments, sentinelConfiguration: nil)
+    }
+
+    /// Starts a `redis-sentinel` (the same binary in sentinel mode) with
+    /// `configuration` as its config file's first lines (`sentinel monitor …`).
+    public static func startSentinel(configuration: String) async throws -> RedisServer {
+        try await start([], sentinelConfiguration: configuration)
+    }
+
+    private static func start(_ extraArguments: [String], sentinelConfiguration: String?) async throws -> RedisServer {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw StartFailed(description: "\(executable) is not installed: apt-get install redis-server")
         }
@@ -55,7 +65,7 @@ public final class RedisServer: Sendable {
             let listener = try Listener(address: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
             let port = listener.port
             listener.close()
-            let server = RedisServer(port: port, extraArguments: extraArguments)
+            let server = RedisServer(port: port, extraArguments: extraArguments, sentinelConfiguration: sentinelConfiguration)
             do {
                 try await server.start(again: false)
                 return server
@@ -65,7 +75,7 @@ public final class RedisServer: Sendable {
         }
     }
 
-    private init(port: Int, extraArguments: [String]) {
+    private init(port: Int, extraArguments: [String], sentinelConfiguration: String?) {
         self.port = port
         base = Scratch.directory + "/redis-\(UUID().uuidString)"
         directory = base + "/data"
@@ -73,8 +83,16 @@ public final class RedisServer: Sendable {
         password = extraArguments.firstIndex(of: "--requirepass").flatMap { index in
             index + 1 < extraArguments.count ? extraArguments[index + 1] : nil
         }
-        arguments = ["--port", String(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
-                     "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no"] + extraArguments
+        if let sentinelConfiguration {
+            // Sentinel rewrites its config file as it learns: one of its own, writable.
+            let file = base + "/sentinel.conf"
+            _ = FileManager.default.createFile(atPath: file, contents: Data(sentinelConfiguration.utf8))
+            arguments = [file, "--sentinel", "--port", String(port), "--bind", "127.0.0.1", "--dir", directory,
+                         "--daemonize", "no"] + extraArguments
+        } else {
+            arguments = ["--port", String(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
+                         "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no"] + extraArguments
+        }
     }
 
     deinit {

@@ -71,7 +71,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `[user]:password`, percent-decoded; an empty user is none.
-    private static func credentials(_ text: Substring) throws(RedisURLError) -> (String?, String?) {
+    static func credentials(_ text: Substring) throws(RedisURLError) -> (String?, String?) {
         guard let colon = text.firstIndex(of: ":") else {
             throw RedisURLError(reason: "credentials must be [user]:password before '@'")
         }
@@ -81,7 +81,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         return (user.isEmpty ? nil : user, password)
     }
 
-    private static func decoded(_ text: Substring, what: String) throws(RedisURLError) -> String {
+    static func decoded(_ text: Substring, what: String) throws(RedisURLError) -> String {
         guard let bytes = PercentDecoding.decode(text), let string = String(validating: bytes, as: UTF8.self) else {
             throw RedisURLError(reason: "\(what) has an invalid percent-encoding")
         }
@@ -89,7 +89,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `host`, `host:port`, `[v6]` or `[v6]:port`.
-    private static func hostAndPort(_ text: Substring) throws(RedisURLError) -> (String, Int) {
+    static func hostAndPort(_ text: Substring) throws(RedisURLError) -> (String, Int) {
         var host: Substring
         var portText: Substring?
         if text.hasPrefix("[") {

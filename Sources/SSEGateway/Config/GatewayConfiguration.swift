@@ -65,8 +65,11 @@ struct GatewayConfiguration: Sendable, Equatable {
     var shutdownGrace: Duration = .seconds(2)
     /// Whether each request is logged to standard output.
     var accessLog = false
-    /// The cluster's Redis; nil keeps every topic in this process (the default).
-    var redis: RedisURL? = nil
+    /// The cluster's Redis (one server, or a master found through Sentinel); nil keeps
+    /// every topic in this process (the default).
+    var redis: RedisEndpoint? = nil
+    /// Replicas that must hold a publish before it is acknowledged (`WAIT`); 0: the master alone.
+    var redisMinReplicas = 0
     /// Path of the PEM certificate (chain); set together with `tlsKey`.
     var tlsCertificate: String? = nil
     /// Path of the PEM private key; set together with `tlsCertificate`.

@@ -159,15 +159,26 @@ enum GatewayOptions {
                       defaultText: { $0.accessLog ? "on" : "off" },
                       apply: { config, text throws(ValueProblem) in config.accessLog = try OptionValue.boolean(text) }),
         GatewayOption(name: "redis", kind: .value(placeholder: "URL"),
-                      summary: "Join a cluster: redis://[[user]:password@]host[:port][/db].",
+                      summary: "Join a cluster on Redis: redis://… or redis+sentinel://… (README).",
                       isSecret: true,
                       defaultText: { $0.redis.map(\.description) ?? "none (everything in this process)" },
                       apply: { config, text throws(ValueProblem) in
                           do throws(RedisURLError) {
-                              config.redis = try RedisURL(parsing: text)
+                              config.redis = try RedisEndpoint(parsing: text)
                           } catch {
-                              throw ValueProblem(expectation: "a URL redis://[[user]:password@]host[:port][/db] (\(error.reason))")
+                              throw ValueProblem(expectation: "a URL redis://[[user]:password@]host[:port][/db] or "
+                                                 + "redis+sentinel://host:port[,host:port…]/<master-name>[/db] (\(error.reason))")
                           }
+                      }),
+        GatewayOption(name: "redis-min-replicas", kind: .value(placeholder: "N"),
+                      summary: "Acknowledge a publish once N Redis replicas hold it (WAIT), else 503.",
+                      defaultText: { String($0.redisMinReplicas) },
+                      apply: { config, text throws(ValueProblem) in
+                          guard text.utf8.count <= 3, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                                let number = Int(text), number <= 100 else {
+                              throw ValueProblem(expectation: "a number of replicas from 0 to 100")
+                          }
+                          config.redisMinReplicas = number
                       }),
         GatewayOption(name: "tls-cert", kind: .value(placeholder: "PATH"),
                       summary: "PEM certificate chain; serve HTTPS (needs --tls-key).",

@@ -45,8 +45,8 @@ struct PublishHandler: Sendable {
                                           body: Array("{\"id\":\"\(result.id)\",\"subscribers\":\(result.subscribers)}\n".utf8)))
         } catch .unavailable {
             // Nothing was stored: the client may retry shortly (another gateway may take it).
-            return .refused(.serviceUnavailable, "cannot store the value now: the cluster's Redis is unreachable",
-                            headers: ["Retry-After": "1"])
+            let reason = engine.refusalReason ?? "the cluster's Redis is unreachable"
+            return .refused(.serviceUnavailable, "cannot store the value now: \(reason)", headers: ["Retry-After": "1"])
         } catch {
             return .refused(.serviceUnavailable, "the gateway is shutting down")
         }

@@ -55,7 +55,7 @@ struct SubscribeHandler: Sendable {
             subscription = try await engine.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
         } catch {
             // Nothing is subscribed; EventSource retries by itself after an error status.
-            return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
+            return .refused(.serviceUnavailable, "cannot subscribe now: \(engine.notReadyReason ?? "the cluster's Redis did not answer in time")",
                             headers: ["Retry-After": "1"])
         }
         return streaming(SubscriptionSource(subscription, delivery: recorder), finishing: subscription,
@@ -84,7 +84,7 @@ struct SubscribeHandler: Sendable {
         do {
             subscription = try await engine.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter)
         } catch {
-            return .refused(.serviceUnavailable, "cannot subscribe now: the cluster's Redis is unreachable",
+            return .refused(.serviceUnavailable, "cannot subscribe now: \(engine.notReadyReason ?? "the cluster's Redis did not answer in time")",
                             headers: ["Retry-After": "1"])
         }
         return streaming(TopicsSource(subscription, delivery: recorder), finishing: subscription,

@@ -49,6 +49,7 @@ final class Gateway: Sendable {
             // One mirror hub, on the first loop; connections still use every loop.
             var cluster = ClusterConfiguration(redis: redis, hub: hubConfiguration)
             cluster.log = { Log.info($0) }
+            cluster.minReplicas = configuration.redisMinReplicas
             engine = ClusterEngine(configuration: cluster, executor: loops[0].actorExecutor)
         } else if loops.count == 1 {
             engine = Hub(configuration: hubConfiguration, executor: loops[0].actorExecutor)

@@ -31,9 +31,9 @@ struct Router: Sendable {
             return .response(.text(.ok, "ok"))
         case .ready:
             // Ready to take publishes and new subscriptions (false while a cluster's Redis is unreachable).
-            return subscribe.engine.isReady
-                ? .response(.text(.ok, "ready"))
-                : .refused(.serviceUnavailable, "not ready: the cluster's Redis is unreachable", headers: ["Retry-After": "1"])
+            // Ready: a publish and a new subscription would be served now; else the reason.
+            guard let reason = subscribe.engine.notReadyReason else { return .response(.text(.ok, "ready")) }
+            return .refused(.serviceUnavailable, "not ready: \(reason)", headers: ["Retry-After": "1"])
         case .metrics:
             return .response(await metrics.respond())
         case .file:

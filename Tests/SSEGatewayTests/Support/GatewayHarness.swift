@@ -67,7 +67,7 @@ final class RunningGateway: GatewayUnderTest {
             configuration.tlsCertificate = TestCertificates.shared.serverChain
             configuration.tlsKey = TestCertificates.shared.serverKey
         }
-        if let redis { configuration.redis = try RedisURL(parsing: redis.url) }
+        if let redis { configuration.redis = try RedisEndpoint(parsing: redis.url) }
         configuration.loops = testLoops
         configure(&configuration)
         let gateway = try Gateway(configuration: configuration)

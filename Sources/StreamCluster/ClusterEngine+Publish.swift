@@ -1,0 +1,90 @@
+import RedisClient
+import StreamHub
+
+/// Publishing: one script assigns the id, stores the value and announces it; with
+/// `minReplicas`, a `WAIT` on the same connection right after it confirms that
+/// enough replicas hold it before the publish is acknowledged.
+extension ClusterEngine {
+    public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
+        guard !isShutdown else { throw .shutdown }
+        guard let link, isReady, link.publisher.isOpen else {
+            if isReady { readiness.refused("the connection to the cluster's Redis was lost") }
+            throw .unavailable
+        }
+        let keys = ClusterKeys(topic: topic)
+        // This gateway's floor: ids never go backwards for its subscribers.
+        let held = await hub.lastIDs(topic: topic)
+        let floor = channel == .state ? held.state : held.events
+        let arguments: [[UInt8]] = [
+            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(floor).utf8),
+            Array(String(configuration.hub.replayCount).utf8),
+            Array(String(configuration.replayMaxAgeMilliseconds).utf8),
+            keys.channel, Array(ClusterKeys.gatewayPrefix.utf8), Array(configuration.gatewayID.utf8),
+        ]
+        let reply: RedisValue
+        do {
+            reply = try await runScript("publish", ClusterScripts.publish, link: link, on: link.publisher,
+                                        keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
+                                        arguments: arguments)
+        } catch {
+            refused(error, link: link)
+            throw .unavailable
+        }
+        guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
+              let subscribers = parts[1].integer else {
+            readiness.refused("Redis gave an unexpected reply to the publish script")
+            throw .unavailable
+        }
+        if configuration.minReplicas > 0 {
+            try await waitForReplicas(link)
+        }
+        counters.published(channel)
+        // Other gateways' subscribers as they last wrote them (at most a second old),
+        // this gateway's own as they are now.
+        let local = await hub.subscriberCount(topic: topic, channel: channel)
+        return PublishResult(id: UInt64(id), subscribers: Int(max(0, subscribers)) + local)
+    }
+
+
+    /// `WAIT minReplicas` on the publishing connection: it covers every write made on
+    /// it so far, this publish's included.
+    private func waitForReplicas(_ link: RedisLink) async throws(PublishError) {
+        let wanted = configuration.minReplicas
+        let (seconds, attoseconds) = configuration.minReplicasTimeout.components
+        let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        let acknowledged: Int64
+        do {
+            acknowledged = try await link.publisher.command(["WAIT", String(wanted), String(milliseconds)],
+                                                            timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
+                .integer ?? 0
+        } catch {
+            refused(error, link: link)
+            throw .unavailable
+        }
+        guard acknowledged >= wanted else {
+            readiness.refused("stored on the Redis master but only \(acknowledged) of the \(wanted) replicas required "
+                              + "(--redis-min-replicas) confirmed it within \(configuration.minReplicasTimeout); "
+                              + "it may be delivered, and may be lost if the master fails")
+            throw .unavailable
+        }
+    }
+
+    /// Records why a publish's command failed; a master turned replica (`READONLY`) is
+    /// looked for again, a pause for restoring ids is noted for `/readyz`.
+    private func refused(_ error: RedisError, link: RedisLink) {
+        switch error {
+        case .server(let message) where message.hasPrefix("READONLY"):
+            readiness.refused("the Redis node answered READONLY: it is a replica now; finding the master again")
+            linkLost(link, because: .noMaster("the node in use became a replica"))
+        case .server(let message) where message.hasPrefix("REFLOOR"):
+            readiness.pause(until: .now + .milliseconds(250))
+            readiness.refused("the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment")
+        case .server(let message):
+            readiness.refused("Redis refused the publish: \(message)")
+        case .timedOut:
+            readiness.refused("the cluster's Redis did not answer within \(configuration.commandTimeout)")
+        case .closed, .unreachable, .protocolError:
+            readiness.refused("the connection to the cluster's Redis was lost")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+extension Reliability {
+    /// Gateways (the real executable) on `redis+sentinel://`: a master, two replicas and
+    /// three sentinels; the master SIGKILLed under steady publishing.
+    @Suite struct SentinelFailover {
+        static let subscribers = Soak.isOn ? 1_000 : 300
+
+        /// One POST's outcome, as the publisher saw it.
+        struct Outcome {
+            let sent: ContinuousClock.Instant
+            let answered: ContinuousClock.Instant
+            let status: Int
+            let id: UInt64?
+            let data: String
+            let body: String
+        }
+
+        /// The master SIGKILLed while two gateways (`--redis-min-replicas 1`) publish a value every 20 ms
+        /// alternately and 300 subscribers read: every POST is answered within 2 s, 503 only until the
+        /// promotion plus 2 s, then 200 again; acknowledged ids only go up; every stream stays open and
+        /// gets every id once, in order (or a `gap`); no acknowledged value is missing from the new master's
+        /// window; both gateways count the failover. Then the old master comes back and Sentinel makes it
+        /// a replica of the new one, and publishes go on.
+        @Test func masterKilledUnderSteadyPublishing() async throws {
+            let set = try await SentinelSet.start(replicas: 2)
+            defer { Task { await set.stop() } }
+            let arguments = ["--redis", set.url, "--replay-count", "4096", "--redis-min-replicas", "1"]
+            let a = try await GatewayProcess.start(arguments)
+            let b = try await GatewayProcess.start(arguments)
+            defer { Task { await a.child.stop(); await b.child.stop() } }
+            let gateways = [a, b]
+            for gateway in gateways {
+                #expect(try await eventually(within: 10) { try await gateway.send("GET", "/readyz").status == 200 })
+            }
+            let target = "/events/failover"
+
+            // Each subscriber opens and reads in its own task until told the final id and the
+            // acknowledged values, then checks it has every one of them.
+            let opened = SharedValue(0)
+            let finalID = SharedValue<UInt64?>(nil)
+            let acknowledgedValues = SharedValue<[UInt64: String]>([:])
+            let subscribers = Self.subscribers
+            async let readers: [String] = withThrowingTaskGroup(of: String?.self) { group in
+                for index in 0..<subscribers {
+                    group.addTask {
+                        let stream = try await FailoverStream.open(port: gateways[index % 2].port, target: target)
+                        defer { stream.close() }
+                        opened.update { $0 += 1 }
+                        while finalID.value == nil {
+                            _ = try await stream.read(through: stream.last + 1, within: 0.5)
+                            if stream.stream.ended { return "stream \(index) ended at \(stream.last)" }
+                        }
+                        guard try await stream.read(through: finalID.value!, within: 30) else {
+                            return "stream \(index) stopped at \(stream.last) (final \(finalID.value!))"
+                        }
+                        if let problem = stream.problem { return "stream \(index): \(problem)" }
+                        let missing = acknowledgedValues.value.filter { !stream.has($0.key, $0.value) }
+                        if let first = missing.keys.min() {
+                            return "stream \(index) lacks \(missing.count) acknowledged values, the first \(first)"
+                        }
+                        return nil
+                    }
+                }
+                var problems: [String] = []
+                for try await problem in group { if let problem { problems.append(problem) } }
+                return problems
+            }
+            let openDeadline = ContinuousClock.now + .seconds(60)
+            while opened.value < subscribers, ContinuousClock.now < openDeadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(opened.value == subscribers)
+
+            let promotedAt = SharedValue<ContinuousClock.Instant?>(nil)
+            async let outcomes: [Outcome] = {
+                var outcomes: [Outcome] = []
+                var index = 0
+                while promotedAt.value.map({ ContinuousClock.now < $0 + .seconds(4) }) ?? true, index < 5_000 {
+                    index += 1
+                    let data = "v\(index)"
+                    let sent = ContinuousClock.now
+                    let reply = try? await gateways[index % 2].send("POST", target, body: Array(data.utf8), within: 5)
+                    outcomes.append(Outcome(sent: sent, answered: .now, status: reply?.status ?? 0,
+                                            id: reply.flatMap { KeepAlivePublisher.id(in: $0.body) }, data: data,
+                                            body: reply?.text ?? "no answer"))
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                return outcomes
+            }()
+
+            try await Task.sleep(for: .milliseconds(1500))
+            let oldPort = set.master.port
+            await set.master.kill()
+            let killedAt = ContinuousClock.now
+            let newPort = try await set.waitForPromotion(from: oldPort)
+            let promoted = ContinuousClock.now
+            promotedAt.set(promoted)
+            let published = try await outcomes
+            let acknowledged = published.filter { $0.status == 200 }
+            acknowledgedValues.set(Dictionary(acknowledged.map { ($0.id ?? 0, $0.data) }, uniquingKeysWith: { first, _ in first }))
+            finalID.set(acknowledged.last?.id ?? 0)
+            let problems = try await readers
+
+            let refusedCount = published.count - acknowledged.count
+            let lastRefused = published.last { $0.status != 200 }
+            print("sentinel failover: \(published.count) POSTs, \(refusedCount) refused, the last refused "
+                  + "\(lastRefused.map { "\($0.sent - promoted) after the promotion: \($0.body)" } ?? "none"); "
+                  + "promoted \(promoted - killedAt) after the kill")
+            #expect(newPort != oldPort)
+            #expect(published.allSatisfy { $0.answered - $0.sent < .seconds(2) }, "a POST took 2 s or more")
+            #expect(published.allSatisfy { $0.status == 200 || $0.status == 503 },
+                    "\(published.first { $0.status != 200 && $0.status != 503 }.map { "\($0.status) \($0.body)" } ?? "")")
+            let late = published.filter { $0.status != 200 && $0.sent > promoted + .seconds(2) }
+            #expect(late.isEmpty, "\(late.count) publishes refused more than 2 s after the promotion, e.g. \(late.first?.body ?? "")")
+            #expect(acknowledged.contains { $0.sent > promoted }, "no publish acknowledged after the promotion")
+            let ids = acknowledged.compactMap(\.id)
+            #expect(ids.count == acknowledged.count && zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 },
+                    "acknowledged ids went backwards: \(ids)")
+            #expect(problems.isEmpty, "\(problems.count) streams went wrong, e.g. \(problems.prefix(3))")
+
+            // No acknowledged value is missing from the new master: a fresh subscriber replays the window.
+            let replay = try await FailoverStream.open(port: a.port, target: target, headers: [("Last-Event-ID", "0")])
+            defer { replay.close() }
+            #expect(try await replay.read(through: ids.last ?? 0, within: 10))
+            let lostValues = acknowledged.filter { replay.received[$0.id ?? 0] != $0.data }
+            #expect(lostValues.isEmpty, "\(lostValues.count) acknowledged values lost, e.g. \(lostValues.first.map { "\($0.id ?? 0) \($0.data)" } ?? "")")
+            for gateway in gateways {
+                #expect(try await gateway.metrics()["sse_gateway_redis_failovers_total"] ?? 0 >= 1)
+            }
+
+            // The old master back: Sentinel turns it into a replica of the new one; publishes go on.
+            try await set.master.start(again: true)
+            #expect(try await eventually(within: 20) {
+                await RedisCLI.run(port: oldPort, ["ROLE"]).hasPrefix("slave")
+            }, "the old master did not become a replica")
+            let next = try await a.publish(target, "after")
+            #expect(next > (ids.last ?? 0))
+            #expect(try await eventually(within: 10) {
+                await RedisCLI.run(port: oldPort, ["HGET", "sse:{failover}:id", "events"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == String(next)
+            }, "the old master does not replicate the new one")
+        }
+
+        /// A Redis that is reachable but silent (SIGSTOP): publishes get 503 within a second, `/readyz`
+        /// 503 (saying why) within three; on SIGCONT the gateway serves again and the open stream
+        /// goes on in order (the refused POST may still have been stored: it was sent before Redis fell silent).
+        @Test func silentRedisIsNotReadyThenRecovers() async throws {
+            let redis = try await RedisServer.start()
+            defer { Task { await redis.stop() } }
+            let a = try await GatewayProcess.start(["--redis", redis.url])
+            defer { Task { await a.child.stop() } }
+            #expect(try await eventually(within: 10) { try await a.send("GET", "/readyz").status == 200 })
+            let stream = try await FailoverStream.open(port: a.port, target: "/events/quiet")
+            defer { stream.close() }
+            #expect(try await a.publish("/events/quiet", "one") == 1)
+
+            redis.pause()
+            let paused = ContinuousClock.now
+            let refused = try await a.post("/events/quiet", "lost")
+            #expect(refused.status == 503 && refused.head.headers["Retry-After"] != nil)
+            #expect(ContinuousClock.now - paused < .milliseconds(1500), "the publish took \(ContinuousClock.now - paused)")
+            #expect(try await eventually(within: 3) { try await a.send("GET", "/readyz").status == 503 })
+            let body = try await a.send("GET", "/readyz").text
+            #expect(body.contains("Redis"), "\(body)")
+
+            redis.resume()
+            #expect(try await eventually(within: 10) { try await a.send("GET", "/readyz").status == 200 })
+            let next = try await a.publish("/events/quiet", "two")
+            #expect(try await stream.read(through: next, within: 10))
+            #expect(stream.problem == nil, "\(stream.problem ?? "")")
+            #expect(stream.received[next] == "two" && !stream.stream.ended)
+        }
+    }
+}
