@@ -145,6 +145,75 @@ extension Reliability {
             }, "the old master does not replicate the new one")
         }
 
+        /// The promoted replica lacks the last publishes (it was stopped while they were made, then
+        /// the master was killed): the gateways' subscribers have seen ids the new master never had, so
+        /// the counter goes on past them — the next publish gets the next id after the highest any
+        /// subscriber saw, the open streams go on in order without a duplicate, and a client resuming
+        /// from the last id it saw is not sent back.
+        @Test func idsNeverGoBackwardsWhenThePromotedReplicaLacksPublishes() async throws {
+            let set = try await SentinelSet.start()
+            defer { Task { await set.stop() } }
+            let arguments = ["--redis", set.url, "--replay-count", "4096"]
+            let a = try await GatewayProcess.start(arguments)
+            let b = try await GatewayProcess.start(arguments)
+            defer { Task { await a.child.stop(); await b.child.stop() } }
+            for gateway in [a, b] {
+                #expect(try await eventually(within: 10) { try await gateway.send("GET", "/readyz").status == 200 })
+            }
+            let target = "/events/behind"
+            let onA = try await FailoverStream.open(port: a.port, target: target)
+            let onB = try await FailoverStream.open(port: b.port, target: target)
+            defer { onA.close(); onB.close() }
+            for index in 1...5 { _ = try await a.publish(target, "kept\(index)") }
+            // Wait until the replica holds those five, then stop it and publish five more it will not get.
+            #expect(try await eventually(within: 10) {
+                await RedisCLI.run(port: set.replicas[0].port, ["HGET", "sse:{behind}:id", "events"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "5"
+            })
+            // The replica's link to the master cut, and the replica stopped before it links again
+            // (a stopped process still receives what was already sent; an unlinked one does not).
+            var unlinked = false
+            for _ in 0..<10 where !unlinked {
+                _ = await RedisCLI.run(port: set.replicas[0].port, ["CLIENT", "KILL", "TYPE", "master"])
+                set.replicas[0].pause()
+                unlinked = await RedisCLI.run(port: set.master.port, ["INFO", "replication"]).contains("connected_slaves:0")
+                if !unlinked { set.replicas[0].resume() }
+            }
+            #expect(unlinked, "the replica could not be unlinked")
+            var highest: UInt64 = 0
+            for index in 1...5 { highest = try await b.publish(target, "unreplicated\(index)") }
+            #expect(highest == 10)
+            #expect(try await onA.read(through: highest, within: 10))
+            #expect(try await onB.read(through: highest, within: 10))
+            let oldPort = set.master.port
+            await set.master.kill()
+            set.replicas[0].resume()
+            _ = try await set.waitForPromotion(from: oldPort)
+            // (Its counter may already be raised by the gateways; its window shows what it lacks.)
+            #expect(await RedisCLI.run(port: set.replicas[0].port, ["XLEN", "sse:{behind}:events"])
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "5", "the promoted replica was not behind")
+
+            // Publishing resumes past every id a subscriber saw.
+            var next: UInt64 = 0
+            #expect(try await eventually(within: 10) {
+                let reply = try await a.post(target, "after")
+                next = KeepAlivePublisher.id(in: reply.body) ?? 0
+                return reply.status == 200
+            })
+            #expect(next == highest + 1, "the first id after the failover is \(next), the highest seen \(highest)")
+            let second = try await b.publish(target, "after2")
+            #expect(second == next + 1)
+            for stream in [onA, onB] {
+                #expect(try await stream.read(through: second, within: 10))
+                #expect(stream.problem == nil, "\(stream.problem ?? "")")
+                #expect(!stream.stream.ended)
+            }
+            let resumed = try await FailoverStream.open(port: b.port, target: target, headers: [("Last-Event-ID", String(highest))])
+            defer { resumed.close() }
+            #expect(try await resumed.read(through: second, within: 10))
+            #expect(resumed.received.keys.min() == next, "resumed after \(highest) but got \(resumed.received.keys.sorted())")
+        }
+
         /// A Redis that is reachable but silent (SIGSTOP): publishes get 503 within a second, `/readyz`
         /// 503 (saying why) within three; on SIGCONT the gateway serves again and the open stream
         /// goes on in order (the refused POST may still have been stored: it was sent before Redis fell silent).
