@@ -41,8 +41,10 @@ SSE_TEST_BACKEND=redis swift test \
     --filter 'CORSAndHeadTests|ProtocolErrorTests|PublishErrorTests|PublishReplyTests|StateReaderTests|StaticAndOpsTests|StreamingTests|HTTPSTests|TopicsStreamTests'
 
 echo "== swift test --filter Reliability, --loops $SSE_GATEWAY_LOOPS then --loops 1"
+# (Reliability includes SentinelFailover: a master, replicas and three redis-sentinels,
+# the master killed under publishing; about 50 s a pass.)
 swift test --filter Reliability
-SSE_GATEWAY_LOOPS=1 swift test --filter Reliability
+SSE_GATEWAY_LOOPS=1 swift test --filter Reliability --skip SentinelFailover
 
 echo "== browser tests"
 bash Tests/browser/run.sh

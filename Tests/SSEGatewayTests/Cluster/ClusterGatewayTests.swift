@@ -98,6 +98,41 @@ struct ClusterGatewayTests {
         }
     }
 
+    /// Redis back empty: `/readyz` tells the truth throughout — whenever it says 200 a publish is
+    /// served, and during the pause while the ids are restored it is 503 saying so, as the refused
+    /// publishes do; then both gateways serve again, with ids going on.
+    @Test func readyzTellsTheTruthAfterAnEmptyRestart() async throws {
+        try await withTwoGateways { redis, a, b in
+            let open = try await b.subscribe("/events/truth")  // B holds the topic: its ids go on.
+            defer { open.close() }
+            #expect(try await a.publish("/events/truth", "one") == 1)
+            #expect(try await open.next()?.id == "1")
+            await redis.kill()
+            try await redis.start(keepData: false)
+            var sawPause = false
+            var served: UInt64?
+            let deadline = ContinuousClock.now + .seconds(15)
+            while served == nil, ContinuousClock.now < deadline {
+                let ready = try await a.send("GET", "/readyz")
+                let reply = try await a.post("/events/truth", "two")
+                if ready.status == 200 {
+                    #expect(reply.status == 200, "/readyz said ready, the publish got \(reply.status): \(reply.text)")
+                } else {
+                    #expect(ready.status == 503 && ready.text.hasPrefix("not ready: "), "\(ready.text)")
+                }
+                if ready.text.contains("may have lost data") {
+                    sawPause = true
+                    #expect(reply.status == 503 && reply.text.contains("may have lost data"), "\(reply.text)")
+                }
+                if reply.status == 200 { served = KeepAlivePublisher.id(in: reply.body) }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(sawPause, "/readyz never reported the pause while the ids were restored")
+            #expect(served == 2)
+            #expect(try await eventually(within: 5) { try await b.send("GET", "/readyz").status == 200 })
+        }
+    }
+
     /// Without --redis, /readyz is always 200 and no Redis metric is exported.
     @Test func inMemoryIsAlwaysReady() async throws {
         let gateway = try await RunningGateway.start(backend: .memory)
