@@ -49,8 +49,8 @@ public final class RedisServer: Sendable {
 
     /// Starts a `redis-sentinel` (the same binary in sentinel mode) with
     /// `configuration` as its config file's first lines (`sentinel monitor …`).
-    public static func startSentinel(configuration: String) async throws -> RedisServer {
-        try await start([], sentinelConfiguration: configuration)
+    public static func startSentinel(configuration: String, _ extraArguments: [String] = []) async throws -> RedisServer {
+        try await start(extraArguments, sentinelConfiguration: configuration)
     }
 
     private static func start(_ extraArguments: [String], sentinelConfiguration: String?) async throws -> RedisServer {

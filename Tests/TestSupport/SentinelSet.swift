@@ -17,33 +17,51 @@ public final class SentinelSet: Sendable {
     public let replicas: [RedisServer]
     public let sentinels: [RedisServer]
 
+    /// The data nodes' password and the sentinels' own (nil: none).
+    public let password: String?
+    public let sentinelPassword: String?
+
+    /// The sentinels' URL, with both passwords when the set has them.
     public var url: String {
-        "redis+sentinel://" + sentinels.map { "127.0.0.1:\($0.port)" }.joined(separator: ",") + "/\(Self.masterName)"
+        "redis+sentinel://" + (password.map { ":\($0)@" } ?? "")
+            + sentinels.map { "127.0.0.1:\($0.port)" }.joined(separator: ",") + "/\(Self.masterName)"
+            + (sentinelPassword.map { "?sentinel_password=\($0)" } ?? "")
     }
 
-    private init(master: RedisServer, replicas: [RedisServer], sentinels: [RedisServer]) {
+    private init(master: RedisServer, replicas: [RedisServer], sentinels: [RedisServer], password: String?,
+                 sentinelPassword: String?) {
         self.master = master
         self.replicas = replicas
         self.sentinels = sentinels
+        self.password = password
+        self.sentinelPassword = sentinelPassword
     }
 
-    /// Starts the set with `replicas` replicas (one, or two so that a promoted one still has a replica).
-    public static func start(replicas count: Int = 1) async throws -> SentinelSet {
-        let master = try await RedisServer.start()
+    /// Starts the set with `replicas` replicas (one, or two so that a promoted one still has a
+    /// replica); with `password` every data node requires it, with `sentinelPassword` every sentinel.
+    public static func start(replicas count: Int = 1, password: String? = nil,
+                             sentinelPassword: String? = nil) async throws -> SentinelSet {
+        let auth = password.map { ["--requirepass", $0, "--masterauth", $0] } ?? []
+        let master = try await RedisServer.start(auth)
         var replicas: [RedisServer] = []
         for _ in 0..<count {
-            replicas.append(try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)]))
+            replicas.append(try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)] + auth))
         }
         let configuration = """
         sentinel monitor \(masterName) 127.0.0.1 \(master.port) 2
         sentinel down-after-milliseconds \(masterName) 1000
         sentinel failover-timeout \(masterName) 3000
         sentinel parallel-syncs \(masterName) 1
+        \(password.map { "sentinel auth-pass \(masterName) \($0)" } ?? "")
 
         """
         var sentinels: [RedisServer] = []
-        for _ in 0..<3 { sentinels.append(try await RedisServer.startSentinel(configuration: configuration)) }
-        let set = SentinelSet(master: master, replicas: replicas, sentinels: sentinels)
+        for _ in 0..<3 {
+            sentinels.append(try await RedisServer.startSentinel(configuration: configuration,
+                                                                 sentinelPassword.map { ["--requirepass", $0] } ?? []))
+        }
+        let set = SentinelSet(master: master, replicas: replicas, sentinels: sentinels, password: password,
+                              sentinelPassword: sentinelPassword)
         try await set.waitUntilSettled()
         return set
     }
@@ -54,12 +72,13 @@ public final class SentinelSet: Sendable {
         while ContinuousClock.now < deadline {
             var settled = true
             for sentinel in sentinels {
-                let info = await RedisCLI.run(port: sentinel.port, ["SENTINEL", "master", Self.masterName])
+                let info = await RedisCLI.run(port: sentinel.port, ["SENTINEL", "master", Self.masterName],
+                                              password: sentinelPassword)
                 let fields = RedisCLI.pairs(info)
                 if fields["num-slaves"] != String(replicas.count) || fields["num-other-sentinels"] != "2" { settled = false }
             }
             for replica in replicas {
-                let replication = await RedisCLI.run(port: replica.port, ["INFO", "replication"])
+                let replication = await RedisCLI.run(port: replica.port, ["INFO", "replication"], password: password)
                 if !replication.contains("master_link_status:up") { settled = false }
             }
             if settled { return }
@@ -71,7 +90,8 @@ public final class SentinelSet: Sendable {
     /// The master's port as the first answering sentinel names it.
     public func masterPort() async -> Int? {
         for sentinel in sentinels {
-            let reply = await RedisCLI.run(port: sentinel.port, ["SENTINEL", "get-master-addr-by-name", Self.masterName])
+            let reply = await RedisCLI.run(port: sentinel.port, ["SENTINEL", "get-master-addr-by-name", Self.masterName],
+                                           password: sentinelPassword)
             let lines = reply.split(separator: "\n")
             if lines.count == 2, let port = Int(lines[1]) { return port }
         }
@@ -98,9 +118,9 @@ public final class SentinelSet: Sendable {
 
 /// `redis-cli` for fixtures and checks: one command, its raw output.
 public enum RedisCLI {
-    /// Runs `redis-cli -h 127.0.0.1 -p <port> <arguments>` and returns what it printed
-    /// (empty when it did not finish within 5 s).
-    public static func run(port: Int, _ arguments: [String]) async -> String {
+    /// Runs `redis-cli -h 127.0.0.1 -p <port> <arguments>` (logged in with `password`) and
+    /// returns what it printed (empty when it did not finish within 5 s).
+    public static func run(port: Int, _ arguments: [String], password: String? = nil) async -> String {
         let path = Scratch.directory + "/redis-cli-\(UUID().uuidString).out"
         let output = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard output >= 0 else { return "" }
@@ -108,7 +128,7 @@ public enum RedisCLI {
         let pid: pid_t
         do {
             pid = try Spawn.start("/usr/bin/redis-cli", ["-h", "127.0.0.1", "-p", String(port)] + arguments,
-                                  environment: [:], stdout: output, stderr: output)
+                                  environment: password.map { ["REDISCLI_AUTH": $0] } ?? [:], stdout: output, stderr: output)
         } catch {
             Glibc.close(output)
             return ""
