@@ -28,6 +28,9 @@ public struct ClusterConfiguration: Sendable {
     public var followLinger: Duration = .seconds(5)
     /// This gateway's name in the cluster (subscriber counts, probes): random per process.
     public var gatewayID: String
+    /// The clock the link's timers run on: the back-off between attempts, the monitor's
+    /// ticks and probe interval, the sentinel watch's PINGs (tests may give a manual one).
+    public var clock: any Clock<Duration> = ContinuousClock()
     /// Where the engine reports its link's changes (connected, lost, back).
     public var log: @Sendable (String) -> Void = { _ in }
 

@@ -25,10 +25,10 @@ extension ClusterEngine {
     private func superviseLink() async {
         var everUp = false
         var reportedDown = false
-        while case .connecting(let attempt, let lastMaster) = phase {
+        while case .connecting(let attempt, let lastMaster) = shard.phase {
             if attempt > 0 { await backOff(LinkPhase.backoff(attempt: attempt, ceiling: configuration.connectTimeout)) }
-            guard case .connecting = phase else { return }
-            relinkRequested = false
+            guard case .connecting = shard.phase else { return }
+            shard.relinkRequested = false
             let link: RedisLink
             let master: RedisURL
             do throws(NotReady) {
@@ -39,15 +39,15 @@ extension ClusterEngine {
                     reportedDown = true
                 }
                 readiness.stillDown(error)
-                phase = phase.after(.failed)
+                shard.phase = shard.phase.after(.failed)
                 continue
             }
-            guard case .connecting = phase else {
+            guard case .connecting = shard.phase else {
                 link.close()
                 return
             }
             let failedOver = lastMaster.map { $0 != master } ?? false
-            phase = phase.after(.connected(link, master: master))
+            shard.phase = shard.phase.after(.connected(link, master: master))
             install(link)
             reportedDown = false
             if everUp { countReconnect() }
@@ -62,11 +62,14 @@ extension ClusterEngine {
         }
     }
 
-    /// Waits `duration`, or less when a sentinel announced a new master meanwhile.
+    /// Waits `duration` on the configured clock, in steps of 50 ms so that it ends early
+    /// when a sentinel announced a new master (or the engine shut down) meanwhile.
     private func backOff(_ duration: Duration) async {
-        let deadline = ContinuousClock.now + duration
-        while !relinkRequested, !isShutdown, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: min(.milliseconds(50), deadline - .now))
+        let step = Duration.milliseconds(50)
+        var left = duration
+        while left > .zero, !shard.relinkRequested, !isShutdown {
+            try? await configuration.clock.sleep(for: min(step, left), tolerance: nil)
+            left -= step
         }
     }
 
@@ -77,9 +80,9 @@ extension ClusterEngine {
             return url
         case .sentinel(let url):
             do throws(RedisError) {
-                let (master, index) = try await Sentinel.masterAddress(url, startingAt: sentinelIndex,
+                let (master, index) = try await Sentinel.masterAddress(url, startingAt: shard.sentinelIndex,
                                                                        timeout: configuration.connectTimeout)
-                sentinelIndex = index
+                shard.sentinelIndex = index
                 return master
             } catch {
                 throw .noMaster("\(error)")
@@ -89,7 +92,7 @@ extension ClusterEngine {
 
     private func connect() async throws(NotReady) -> (RedisLink, RedisURL) {
         let url = try await locateMaster()
-        let generation = linkGeneration + 1
+        let generation = shard.generation + 1
         let timeout = configuration.connectTimeout
         do throws(RedisError) {
             let command = try await RedisConnection.connect(to: url, timeout: timeout)
@@ -174,20 +177,20 @@ extension ClusterEngine {
             let fresh = String(generator.next() as UInt64, radix: 16)
             _ = try await command.command(["SET", ClusterKeys.epoch, fresh, "NX"], timeout: timeout)
             current = try await command.command(["GET", ClusterKeys.epoch], timeout: timeout).string
-            if knownEpoch != nil {
+            if shard.knownEpoch != nil {
                 _ = try await command.command(["SET", ClusterKeys.refloor, "1", "PX", "3000"], timeout: timeout)
             }
         }
-        if let knownEpoch, knownEpoch != current {
+        if let known = shard.knownEpoch, known != current {
             configuration.log("redis: Redis lost its data; ids go on from what the gateways hold")
         }
-        knownEpoch = current
+        shard.knownEpoch = current
     }
 
     private func install(_ link: RedisLink) {
-        linkGeneration = link.generation
-        probesSent = 0
-        probesSeen = 0
+        shard.generation = link.generation
+        shard.probesSent = 0
+        shard.probesSeen = 0
         countsNeedFullWrite = true  // Whatever changed while away: written anew, stale ones deleted.
         unsubscribing = []
         readiness.up(generation: link.generation)
@@ -206,7 +209,7 @@ extension ClusterEngine {
     private func monitor(_ link: RedisLink) async {
         var ticks = 0
         while !isShutdown, link.isOpen, self.link?.generation == link.generation {
-            try? await Task.sleep(for: .milliseconds(100))
+            try? await configuration.clock.sleep(for: .milliseconds(100), tolerance: nil)
             expireWaiters(now: .now)
             ticks += 1
             if ticks % 10 == 0, !(await heartbeat(link)) { return }
@@ -214,15 +217,15 @@ extension ClusterEngine {
     }
 
     private func heartbeat(_ link: RedisLink) async -> Bool {
-        guard probesSent <= probesSeen + 2 else {
-            configuration.log("redis: pub/sub stopped delivering (probe \(probesSeen + 1) never came back); reconnecting")
+        guard shard.probesSent <= shard.probesSeen + 2 else {
+            configuration.log("redis: pub/sub stopped delivering (probe \(shard.probesSeen + 1) never came back); reconnecting")
             readiness.down(.probeLost)
             return false
         }
-        probesSent += 1
+        shard.probesSent += 1
         do {
             let receivers = try await link.command.command(["PUBLISH", String(decoding: probeChannel, as: UTF8.self),
-                                                            String(probesSent)], timeout: configuration.commandTimeout)
+                                                            String(shard.probesSent)], timeout: configuration.commandTimeout)
             guard receivers.integer ?? 0 > 0 else {
                 configuration.log("redis: this gateway's pub/sub connection is not subscribed any more; reconnecting")
                 return false
@@ -307,7 +310,7 @@ extension ClusterEngine {
     func linkLost(_ lost: RedisLink, because reason: NotReady = .unreachable("the connection was lost")) {
         lost.close()
         guard link?.generation == lost.generation else { return }
-        phase = phase.after(.lost(generation: lost.generation))
+        shard.phase = shard.phase.after(.lost(generation: lost.generation))
         readiness.down(reason)
         for name in Array(followed.keys) {
             for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }

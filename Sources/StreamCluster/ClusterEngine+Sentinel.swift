@@ -19,7 +19,7 @@ extension ClusterEngine {
                 try await subscriber.subscribe([Sentinel.switchMasterChannel], timeout: configuration.commandTimeout)
                 failures = 0
                 while !isShutdown {
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await configuration.clock.sleep(for: .seconds(1), tolerance: nil)
                     guard !isShutdown else { return }
                     try await subscriber.ping(timeout: configuration.commandTimeout)
                 }
@@ -29,7 +29,9 @@ extension ClusterEngine {
                     configuration.log("redis: no sentinel takes a +switch-master subscription (\(error)); trying again")
                 }
                 // Once round every sentinel, wait a little before the next round.
-                if failures % url.sentinels.count == 0 { try? await Task.sleep(for: .milliseconds(500)) }
+                if failures % url.sentinels.count == 0 {
+                    try? await configuration.clock.sleep(for: .milliseconds(500), tolerance: nil)
+                }
             }
         }
     }
@@ -40,8 +42,8 @@ extension ClusterEngine {
         guard !isShutdown, message.channel == Sentinel.switchMasterChannel,
               let announcement = SwitchMaster(payload: message.payload), announcement.masterName == masterName else { return }
         configuration.log("redis: Sentinel announced the master \(masterName) at \(announcement.host):\(announcement.port)")
-        relinkRequested = true
-        if let link, phase.lastMaster.map({ $0.host != announcement.host || $0.port != announcement.port }) ?? true {
+        shard.relinkRequested = true
+        if let link, shard.phase.lastMaster.map({ $0.host != announcement.host || $0.port != announcement.port }) ?? true {
             linkLost(link, because: .noMaster("Sentinel moved the master to \(announcement.host):\(announcement.port)"))
         }
     }

@@ -162,9 +162,9 @@ extension ClusterEngine {
     /// A message from the subscribed connection (in arrival order; the reader waits
     /// for this to return).
     func received(_ message: RedisMessage, generation: UInt64) async {
-        guard generation == linkGeneration, !isShutdown else { return }
+        guard generation == shard.generation, !isShutdown else { return }
         if message.channel == probeChannelBytes {
-            probesSeen = max(probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
+            shard.probesSeen = max(shard.probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
             return
         }
         guard let topic = ClusterKeys.topic(ofChannel: message.channel), followed[topic] != nil,

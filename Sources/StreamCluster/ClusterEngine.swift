@@ -32,17 +32,13 @@ public actor ClusterEngine: StreamEngine {
     private nonisolated let reconnectCount = Atomic<UInt64>(0)
     private nonisolated let failoverCount = Atomic<UInt64>(0)
 
-    /// The link's state: connecting, up with its connections, or shut down.
-    var phase: LinkPhase = .connecting(attempt: 0, master: nil)
+    /// The shard of Redis and its link (its phase: connecting, up with its connections,
+    /// or shut down); one today, one per master on Redis Cluster (see `ShardRouting`).
+    var shard = RedisShard()
+    let routing = ShardRouting.single
     /// The connections in use, while Redis answers.
-    var link: RedisLink? { phase.link }
-    var isShutdown: Bool { phase.isShutDown }
-    /// Counts links made; messages of an older link's subscriber are ignored.
-    var linkGeneration: UInt64 = 0
-    /// Sentinel mode: the sentinel that answered last (asked first next time).
-    var sentinelIndex = 0
-    /// Set when a sentinel announced a new master: the next connect is tried at once.
-    var relinkRequested = false
+    var link: RedisLink? { shard.phase.link }
+    var isShutdown: Bool { shard.phase.isShutDown }
     var followed: [String: FollowedTopic] = [:]
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
@@ -56,10 +52,6 @@ public actor ClusterEngine: StreamEngine {
     var unsubscribing: Set<String> = []
     /// Sync scripts sent and not answered yet (at most `maxSyncsInFlight`).
     var syncsInFlight = 0
-    /// The epoch of the Redis this gateway last talked to (nil before the first link).
-    var knownEpoch: String?
-    var probesSent: UInt64 = 0
-    var probesSeen: UInt64 = 0
     /// Rings the worker (SUBSCRIBEs and syncs to send); holds at most one ring.
     nonisolated let doorbell: AsyncStream<Void>
     nonisolated let doorbellRinger: AsyncStream<Void>.Continuation
@@ -215,7 +207,7 @@ public actor ClusterEngine: StreamEngine {
     public func shutdown() async {
         guard !isShutdown else { return }
         let link = self.link
-        phase = phase.after(.shutdown)
+        shard.phase = shard.phase.after(.shutdown)
         readiness.down(.shutDown)
         for name in Array(followed.keys) {
             for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
