@@ -52,7 +52,6 @@ struct ConfigurationTests {
                 sentinels: [RedisURL(host: "10.0.0.5", port: 26379), RedisURL(host: "10.0.0.6", port: 26379)],
                 masterName: "main", password: "pw", database: 3))
         }),
-        ("redis-min-replicas", "2", defaults { $0.redisMinReplicas = 2 }),
         ("port", "9000", defaults { $0.port = 9000 }),
         ("public", "/srv/www", defaults { $0.publicDirectory = "/srv/www" }),
         ("retry-ms", "500", defaults { $0.retryMilliseconds = 500 }),
@@ -96,7 +95,20 @@ struct ConfigurationTests {
         let known = Set(GatewayOptions.all.map(\.flag))
         #expect(known == Set(Self.documentedFlags))
         #expect(Set(Self.oneValueEach.map { "--" + $0.name })
-            == known.subtracting(["--tls-cert", "--tls-key", "--jwt-audience", "--subscribe-auth"]))
+            == known.subtracting(["--tls-cert", "--tls-key", "--jwt-audience", "--subscribe-auth", "--redis-min-replicas"]))
+    }
+
+    /// `--redis-min-replicas` is read with `--redis` (flag or variable); without it, or with a value
+    /// that is not a count from 0 to 100, the gateway refuses to start, saying why.
+    @Test func minReplicasNeedRedis() throws {
+        #expect(try configuration(["--redis", "redis://h", "--redis-min-replicas", "2"]).redisMinReplicas == 2)
+        #expect(try configuration([], ["SSE_GATEWAY_REDIS": "redis+sentinel://h/m",
+                                        "SSE_GATEWAY_REDIS_MIN_REPLICAS": "1"]).redisMinReplicas == 1)
+        #expect(refusal(["--redis-min-replicas", "1"]) == "--redis-min-replicas (or SSE_GATEWAY_REDIS_MIN_REPLICAS) needs "
+            + "--redis (or SSE_GATEWAY_REDIS): without Redis there are no replicas")
+        #expect(refusal(["--redis", "redis://h", "--redis-min-replicas", "101"])
+            == "invalid value '101' for --redis-min-replicas: expected a number of replicas from 0 to 100")
+        #expect(refusal(["--redis", "redis+sentinel://h"])?.contains("the master's name is missing") == true)
     }
 
     /// `--flag value` sets the option.

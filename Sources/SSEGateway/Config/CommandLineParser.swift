@@ -72,6 +72,7 @@ extension GatewayConfiguration {
                 + "--tls-cert (or SSE_GATEWAY_TLS_CERT); give both to serve HTTPS")
         }
         try checkTokenOptions(configuration)
+        try checkRedisOptions(configuration)
         return .run(configuration)
     }
 
@@ -91,6 +92,14 @@ extension GatewayConfiguration {
         if configuration.jwtAudience != nil, !hasKey {
             throw ConfigurationError(message: "--jwt-audience (or SSE_GATEWAY_JWT_AUDIENCE) was given without a key: "
                 + "give \(secret) or \(publicKey)")
+        }
+    }
+
+    /// `--redis-min-replicas` asks for replicas of a Redis: without `--redis` there is none.
+    private static func checkRedisOptions(_ configuration: GatewayConfiguration) throws(ConfigurationError) {
+        if configuration.redisMinReplicas > 0, configuration.redis == nil {
+            throw ConfigurationError(message: "--redis-min-replicas (or SSE_GATEWAY_REDIS_MIN_REPLICAS) needs --redis "
+                + "(or SSE_GATEWAY_REDIS): without Redis there are no replicas")
         }
     }
 

@@ -176,7 +176,7 @@ enum GatewayOptions {
                       apply: { config, text throws(ValueProblem) in
                           guard text.utf8.count <= 3, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
                                 let number = Int(text), number <= 100 else {
-                              throw ValueProblem(expectation: "a number of replicas from 0 to 100")
+                              throw ValueProblem(expectation: "expected a number of replicas from 0 to 100")
                           }
                           config.redisMinReplicas = number
                       }),
