@@ -71,7 +71,7 @@ public actor ClusterEngine: StreamEngine {
     public nonisolated var metrics: [EngineMetric] {
         [
             EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers, else 0.",
-                         kind: .gauge, value: isReady ? 1 : 0),
+                         kind: .gauge, value: readiness.isLinkUp ? 1 : 0),
             EngineMetric(name: "sse_gateway_redis_reconnects_total",
                          help: "Connections to Redis made again after one was lost.",
                          kind: .counter, value: reconnectCount.load(ordering: .relaxed)),

@@ -80,6 +80,11 @@ final class Readiness: Sendable {
 
     var isReady: Bool { reason == nil }
 
+    /// Whether a link is up and none of its connections was seen closing (pause or not).
+    var isLinkUp: Bool {
+        state.withLock { $0.notReady == nil && $0.generation != 0 }
+    }
+
     /// Why not ready, in a sentence; nil when ready.
     var reason: String? {
         let now = ContinuousClock.now
