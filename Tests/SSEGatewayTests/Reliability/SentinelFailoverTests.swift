@@ -212,6 +212,53 @@ extension Reliability {
             #expect(resumed.received.keys.min() == next, "resumed after \(highest) but got \(resumed.received.keys.sorted())")
         }
 
+        /// A planned failover (`SENTINEL FAILOVER`): the old master, still running, becomes a replica
+        /// and answers the writes still sent to it with `READONLY`; the gateway moves to the new master
+        /// (on `+switch-master`, `READONLY` or `ROLE`, whichever it sees first): publishes come back
+        /// within 2 s of the switch, acknowledged ids only go up, and the stream gets every one in order.
+        @Test func plannedFailoverUnderPublishing() async throws {
+            let set = try await SentinelSet.start()
+            defer { Task { await set.stop() } }
+            let a = try await GatewayProcess.start(["--redis", set.url, "--replay-count", "4096"])
+            defer { Task { await a.child.stop() } }
+            #expect(try await eventually(within: 10) { try await a.send("GET", "/readyz").status == 200 })
+            let target = "/events/planned"
+            let stream = try await FailoverStream.open(port: a.port, target: target)
+            defer { stream.close() }
+            var acknowledged: [(id: UInt64, data: String)] = []
+            var switchedAt: ContinuousClock.Instant?
+            var lastRefusedAt: ContinuousClock.Instant?
+            let oldPort = set.master.port
+            for index in 1...400 {
+                if index == 50 {
+                    let reply = await RedisCLI.run(port: set.sentinels[1].port, ["SENTINEL", "FAILOVER", SentinelSet.masterName])
+                    #expect(reply.hasPrefix("OK"), "\(reply)")
+                }
+                if index > 50, switchedAt == nil, let port = await set.masterPort(), port != oldPort { switchedAt = .now }
+                if let switchedAt, ContinuousClock.now > switchedAt + .seconds(3) { break }
+                let reply = try await a.post(target, "p\(index)")
+                if reply.status == 200, let id = KeepAlivePublisher.id(in: reply.body) {
+                    acknowledged.append((id, "p\(index)"))
+                } else {
+                    #expect(reply.status == 503, "\(reply.status) \(reply.text)")
+                    lastRefusedAt = .now
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(switchedAt != nil, "the sentinels did not switch the master")
+            if let switchedAt, let lastRefusedAt {
+                #expect(lastRefusedAt < switchedAt + .seconds(2), "refused \(lastRefusedAt - switchedAt) after the switch")
+            }
+            let ids = acknowledged.map(\.id)
+            #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }, "acknowledged ids went backwards")
+            #expect(try await stream.read(through: ids.last ?? 0, within: 10))
+            #expect(stream.problem == nil, "\(stream.problem ?? "")")
+            #expect(acknowledged.allSatisfy { stream.has($0.id, $0.data) })
+            #expect(try await eventually(within: 10) {
+                await RedisCLI.run(port: oldPort, ["ROLE"]).hasPrefix("slave")
+            }, "the old master is not a replica")
+        }
+
         /// Sentinels with a password of their own and data nodes with another: the gateway logs in
         /// to each with its own (`?sentinel_password=…`, and the URL's credentials), publishes and
         /// streams; a wrong sentinel password leaves it not ready, and `/readyz` says no master is known.
