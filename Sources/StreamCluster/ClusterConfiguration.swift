@@ -34,6 +34,14 @@ public struct ClusterConfiguration: Sendable {
     /// Where the engine reports its link's changes (connected, lost, back).
     public var log: @Sendable (String) -> Void = { _ in }
 
+    /// The longest back-off between two attempts to connect: `connectTimeout`, or with
+    /// Sentinel at most 250 ms (the sentinels may name the new master any moment, and
+    /// asking them is cheap).
+    var reconnectCeiling: Duration {
+        if case .sentinel = redis { return min(.milliseconds(250), connectTimeout) }
+        return connectTimeout
+    }
+
     /// The replay age in whole milliseconds (at least 1), as Redis takes it.
     var replayMaxAgeMilliseconds: Int64 {
         let (seconds, attoseconds) = hub.replayMaxAge.components

@@ -26,7 +26,7 @@ extension ClusterEngine {
         var everUp = false
         var reportedDown = false
         while case .connecting(let attempt, let lastMaster) = shard.phase {
-            if attempt > 0 { await backOff(LinkPhase.backoff(attempt: attempt, ceiling: configuration.connectTimeout)) }
+            if attempt > 0 { await backOff(LinkPhase.backoff(attempt: attempt, ceiling: configuration.reconnectCeiling)) }
             guard case .connecting = shard.phase else { return }
             shard.relinkRequested = false
             let link: RedisLink
