@@ -25,7 +25,7 @@ extension ClusterEngine {
     private func superviseLink() async {
         var everUp = false
         var reportedDown = false
-        while case .connecting(let attempt, let lastMaster) = shard.phase {
+        while case .connecting(let attempt, let lastMaster) = shard.phase, !Task.isCancelled {
             if attempt > 0 { await backOff(LinkPhase.backoff(attempt: attempt, ceiling: configuration.reconnectCeiling)) }
             guard case .connecting = shard.phase else { return }
             shard.relinkRequested = false

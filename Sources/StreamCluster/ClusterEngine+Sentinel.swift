@@ -8,7 +8,7 @@ extension ClusterEngine {
     func watchSentinels(_ url: RedisSentinelURL) async {
         var index = 0
         var failures = 0
-        while !isShutdown {
+        while !isShutdown, !Task.isCancelled {
             let sentinel = url.sentinels[index % url.sentinels.count]
             index += 1
             do throws(RedisError) {
@@ -20,7 +20,7 @@ extension ClusterEngine {
                 failures = 0
                 while !isShutdown {
                     try? await configuration.clock.sleep(for: .seconds(1), tolerance: nil)
-                    guard !isShutdown else { return }
+                    guard !isShutdown, !Task.isCancelled else { return }
                     try await subscriber.ping(timeout: configuration.commandTimeout)
                 }
             } catch {

@@ -18,8 +18,12 @@ import Synchronization
 /// While Redis is unreachable: publishes and new subscriptions throw `.unavailable`
 /// (503), open subscriptions stay with their heartbeats; once Redis is back every
 /// followed topic syncs from where its mirror stands (missed events from the
-/// window, or a `gap`). Ids never go backwards: a Redis that came back empty gets
-/// the mirrors' ids as floors.
+/// window, or a `gap`). Ids never go backwards: a Redis that came back empty, or a
+/// replica promoted by Sentinel that may lack the last publishes, gets the mirrors'
+/// ids as floors while publishes pause. With Sentinel the master is found through
+/// the sentinels and followed through failovers (`ClusterEngine+Sentinel`).
+/// `isReady` (`/readyz`) is true exactly while a publish and a new subscription
+/// would be served (`Readiness`, which also says why not).
 ///
 /// Runs on the executor it is given (the event loop's, with the hub and the
 /// connections), so its calls into the hub cost no thread hop.
