@@ -273,6 +273,48 @@ extension Reliability {
             }, "the old master is not a replica")
         }
 
+        /// The master silent (`SIGSTOP`: its connections open, nothing answered), as in a partition:
+        /// publishes get 503 within a second (never a hang), the sentinels promote the replica and
+        /// publishing is back within 2 s of it; when the old master resumes, Sentinel makes it a
+        /// replica, and nothing written to it while it was silent comes back as an id going backwards.
+        @Test func silentMasterIsFailedOver() async throws {
+            let set = try await SentinelSet.start()
+            defer { Task { await set.stop() } }
+            let a = try await GatewayProcess.start(["--redis", set.url])
+            defer { Task { await a.child.stop() } }
+            #expect(try await eventually(within: 10) { try await a.send("GET", "/readyz").status == 200 })
+            let target = "/events/silent"
+            let stream = try await FailoverStream.open(port: a.port, target: target)
+            defer { stream.close() }
+            var last = try await a.publish(target, "before")
+            let oldPort = set.master.port
+            set.master.pause()
+            let refused = try await a.post(target, "into the silence")
+            #expect(refused.status == 503)
+            let newPort = try await set.waitForPromotion(from: oldPort)
+            let promoted = ContinuousClock.now
+            #expect(newPort != oldPort)
+            var backAt: ContinuousClock.Instant?
+            while backAt == nil, ContinuousClock.now < promoted + .seconds(10) {
+                let reply = try await a.send("POST", target, body: Array("after".utf8), within: 3)
+                if reply.status == 200 {
+                    backAt = .now
+                    let id = KeepAlivePublisher.id(in: reply.body) ?? 0
+                    #expect(id > last, "id \(id) after \(last)")
+                    last = id
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(backAt.map { $0 - promoted < .seconds(2) } ?? false,
+                    "publishing back \(backAt.map { "\($0 - promoted)" } ?? "never") after the promotion")
+            set.master.resume()
+            #expect(try await eventually(within: 20) { await RedisCLI.run(port: oldPort, ["ROLE"]).hasPrefix("slave") })
+            let next = try await a.publish(target, "later")
+            #expect(next > last)
+            #expect(try await stream.read(through: next, within: 10))
+            #expect(stream.problem == nil, "\(stream.problem ?? "")")
+        }
+
         /// Sentinels with a password of their own and data nodes with another: the gateway logs in
         /// to each with its own (`?sentinel_password=…`, and the URL's credentials), publishes and
         /// streams; a wrong sentinel password leaves it not ready, and `/readyz` says no master is known.
