@@ -42,7 +42,8 @@ SSE_TEST_BACKEND=redis swift test \
 
 echo "== swift test --filter Reliability, --loops $SSE_GATEWAY_LOOPS then --loops 1"
 # (Reliability includes SentinelFailover: a master, replicas and three redis-sentinels,
-# the master killed under publishing, a planned failover, auth, a silent Redis; about 65 s,
+# the master killed under publishing, a planned failover, a silent master, auth, a silent
+# Redis; about 85 s,
 # run once: the --loops 1 pass skips it.)
 swift test --filter Reliability
 SSE_GATEWAY_LOOPS=1 swift test --filter Reliability --skip SentinelFailover
