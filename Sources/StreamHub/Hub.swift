@@ -55,59 +55,6 @@ public actor Hub: StreamEngine {
         }
     }
 
-    // MARK: - Subscribing
-
-    /// Registers a subscriber and queues what it must see first: on `.state` the
-    /// current value (if any); on `.events` the replay after `lastEventID` (see
-    /// `Topic.replay`). `.state` ignores `lastEventID`. After `shutdown()` the returned
-    /// subscription is already finished with `.shutdown`.
-    public func subscribe(topic name: String, channel: Channel, lastEventID: UInt64? = nil) -> Subscription {
-        drainRemovals()
-        let now = configuration.now()
-        let key = SubscriberKey(topic: name, channel: channel, id: subscriberIDs.next())
-        guard !isShutdown else {
-            return Subscription(core: SubscriberCore(key: key, finished: .shutdown, now: now, counters: counters))
-        }
-        counters.subscriberJoined(channel)
-        let limit = configuration.eventsQueueLimit
-        let (core, queued, overflowedAtOnce) = withTopic(name) { topic in
-            let initial: [[UInt8]]
-            switch channel {
-            case .state:
-                initial = topic.stateFrame.map { [$0] } ?? []
-            case .events:
-                let replay = topic.replay(after: lastEventID, now: now)
-                initial = replay.frames
-                if replay.gap { counters.gapQueued() }
-            }
-            // A resuming subscriber may hold its replay (bounded by the window)
-            // on top of the usual limit, so a window longer than the limit
-            // still resumes instead of overflowing before it sends anything.
-            let mode: SubscriberQueue.Mode = switch channel {
-            case .state: .latest
-            case .events: .bounded(limit: limit + initial.count)
-            }
-            let core = SubscriberCore(key: key, mode: mode, now: now, counters: counters, hub: self)
-            topic.insert(core)
-            var queued = 0
-            for frame in initial {
-                switch core.push(frame, now: now) {
-                case .queued:
-                    queued += 1  // Nobody can be parked yet: the facade is not returned.
-                case .overflow(let finish):
-                    overflowed(core, finish, in: &topic)
-                    return (core, queued, true)
-                case .dropped:
-                    return (core, queued, false)
-                }
-            }
-            return (core, queued, false)
-        }
-        if overflowedAtOnce { forgetIfIdle(name, now: now) }
-        counters.queued(channel, frames: queued)
-        return Subscription(core: core)
-    }
-
     // MARK: - Publishing
 
     /// Publishes `data` with the next id of the topic's channel (last + 1, from 1).
@@ -235,17 +182,11 @@ public actor Hub: StreamEngine {
         drainRemovals()
         let now = configuration.now()
         for topic in topics.values {
-            for core in topic.stateSubscribers.values {
-                if case .queued(let wake) = core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
-            }
-            for core in topic.eventsSubscribers.values {
-                if case .queued(let wake) = core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
-            }
             // A several-topic subscriber once, from its first topic's table.
-            for entry in topic.stateTopicsSubscribers.values where entry.slot == 0 {
+            for entry in topic.stateSubscribers.values where entry.slot == 0 {
                 if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
             }
-            for entry in topic.eventsTopicsSubscribers.values where entry.slot == 0 {
+            for entry in topic.eventsSubscribers.values where entry.slot == 0 {
                 if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
             }
         }

@@ -17,16 +17,12 @@ public protocol StreamEngine: Sendable {
     /// The in-memory hub always can; the cluster engine while Redis answers.
     var isReady: Bool { get }
 
-    /// Registers a subscriber and queues what it must see first (see `Hub.subscribe`).
+    /// Registers one subscriber of `topics`' `channel` (one slot or several) and
+    /// queues what it must see first in each (see `Hub.subscribe(topics:channel:resumeAfter:)`):
+    /// one subscriber, one queue, live in every topic before this returns.
     /// - Throws: `.unavailable` when the engine cannot vouch for the snapshot now
     ///   (Redis unreachable); nothing is registered then.
-    func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription
-
-    /// Registers one subscriber of several topics in one stream and queues what it must
-    /// see first in each (see `Hub.subscribe(topics:channel:resumeAfter:)`): one
-    /// subscriber, one queue, live in every topic before this returns.
-    /// - Throws: `.unavailable` as `subscribe(topic:…)`; nothing is registered then.
-    func subscribe(topics: [String], channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> TopicsSubscription
+    func subscribe(topics: TopicSlots, channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription
 
     /// Publishes one value with the topic channel's next id.
     /// - Throws: `.unavailable` when the value could not be stored (nothing was
@@ -80,6 +76,11 @@ public struct EngineMetric: Sendable, Equatable {
 }
 
 extension StreamEngine {
+    /// A one-topic stream of the topic's own frames: `subscribe(topics: .single(topic)…)`.
+    public func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription {
+        try await subscribe(topics: .single(topic), channel: channel, resumeAfter: [lastEventID])
+    }
+
     /// Figures beyond the hub's counters; none by default.
     public var metrics: [EngineMetric] { [] }
 
