@@ -231,13 +231,16 @@ public final class Connection: Sendable {
         let wasOpen = lifecycle.withLock { state -> Bool in
             guard case .open = state else { return false }
             state = .closed
-            // Deregister before closing, under the lock: the descriptor number
-            // may be reused by the next accept as soon as it is closed.
-            loop.deregister(registration)
-            Syscall.close(fd)
             return true
         }
-        if wasOpen { counters?.open.subtract(1, ordering: .relaxed) }
+        guard wasOpen else { return }
+        // Once `.closed`, nothing else touches the descriptor through the lifecycle
+        // (`abort`, `finishWriting`), so it is let go after the lock: deregistering
+        // resumes the waiting tasks, which must not happen under it. Deregistered
+        // before closed: the number may be reused by the next accept at once.
+        loop.deregister(registration)
+        Syscall.close(fd)
+        counters?.open.subtract(1, ordering: .relaxed)
     }
 
     /// One `writev` of up to 64 chunks starting at `position`.
