@@ -209,7 +209,7 @@ public actor ClusterEngine: StreamEngine {
         await hub.snapshot()
     }
 
-    public func sendHeartbeats(idleFor: Duration) async {
+    public func sendHeartbeats(idleFor: Duration) async -> ContinuousClock.Instant? {
         await hub.sendHeartbeats(idleFor: idleFor)
     }
 

@@ -177,19 +177,25 @@ public actor Hub: StreamEngine {
     // MARK: - Maintenance
 
     /// Queues `SSEEncoder.heartbeat` to every subscriber whose queue is empty and that
-    /// was queued nothing (frame or heartbeat) for at least `idleFor`.
-    public func sendHeartbeats(idleFor: Duration) {
+    /// was queued nothing (frame or heartbeat) for at least `idleFor`; returns when
+    /// the earliest silence among the others with an empty queue reaches `idleFor`
+    /// (nil: none), the moment the next heartbeat is due.
+    @discardableResult
+    public func sendHeartbeats(idleFor: Duration) -> ContinuousClock.Instant? {
         drainRemovals()
         let now = configuration.now()
+        var next: ContinuousClock.Instant?
         for topic in topics.values {
             // A several-topic subscriber once, from its first topic's table.
-            for entry in topic.stateSubscribers.values where entry.slot == 0 {
-                if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
-            }
-            for entry in topic.eventsSubscribers.values where entry.slot == 0 {
-                if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
+            for channel in [Channel.state, .events] {
+                for entry in topic.subscribers(channel).values where entry.slot == 0 {
+                    let (action, silenceEnds) = entry.core.heartbeat(now: now, idleFor: idleFor)
+                    if case .queued(let wake) = action { wake?.resume() }
+                    if let silenceEnds, silenceEnds > now { next = min(next ?? silenceEnds, silenceEnds) }
+                }
             }
         }
+        return next
     }
 
     /// Forgets topics holding nothing worth keeping: no subscribers, no state value,

@@ -102,10 +102,17 @@ public final class ShardedHub: StreamEngine {
         return total
     }
 
-    /// Every shard at once, each on its own loop: one slow shard does not delay the others' heartbeats.
-    public func sendHeartbeats(idleFor: Duration) async {
-        await withDiscardingTaskGroup { group in
+    /// Every shard at once, each on its own loop: one slow shard does not delay the
+    /// others' heartbeats. The next is due at the earliest of the shards' answers.
+    @discardableResult
+    public func sendHeartbeats(idleFor: Duration) async -> ContinuousClock.Instant? {
+        await withTaskGroup(of: ContinuousClock.Instant?.self) { group in
             for hub in shards { group.addTask { await hub.sendHeartbeats(idleFor: idleFor) } }
+            var next: ContinuousClock.Instant?
+            for await shardNext in group {
+                if let shardNext { next = min(next ?? shardNext, shardNext) }
+            }
+            return next
         }
     }
 

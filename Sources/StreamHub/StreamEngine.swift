@@ -39,10 +39,12 @@ public protocol StreamEngine: Sendable {
     /// Gauges from the engine's tables.
     func snapshot() async -> HubSnapshot
 
-    /// Heartbeats for subscribers idle for `idleFor` (called about once a second).
-    func sendHeartbeats(idleFor: Duration) async
+    /// Heartbeats for subscribers silent for `idleFor`; returns when the next one is
+    /// due (the earliest silence among the others to reach `idleFor`), nil for none:
+    /// the gateway's `Maintenance` calls it again then.
+    func sendHeartbeats(idleFor: Duration) async -> ContinuousClock.Instant?
 
-    /// Lets go of what nothing needs any more (called about once a second).
+    /// Lets go of what nothing needs any more (called once a second).
     func sweep() async
 
     /// Runs the engine's own background work (connections, probes) until `shutdown()`.

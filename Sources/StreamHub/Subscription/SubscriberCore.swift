@@ -76,8 +76,14 @@ final class SubscriberCore: Sendable {
         queue.withLock { $0.push(frame, mark: mark, now: now) }
     }
 
-    func heartbeat(now: ContinuousClock.Instant, idleFor: Duration) -> SubscriberQueue.PushAction? {
-        queue.withLock { $0.heartbeat(now: now, idleFor: idleFor) }
+    /// Queues a heartbeat if one is due (`SubscriberQueue.heartbeat`), and says when
+    /// the next one will be (`SubscriberQueue.silenceEnds`), in one lock.
+    func heartbeat(now: ContinuousClock.Instant,
+                   idleFor: Duration) -> (action: SubscriberQueue.PushAction?, silenceEnds: ContinuousClock.Instant?) {
+        queue.withLock { queue in
+            let action = queue.heartbeat(now: now, idleFor: idleFor)
+            return (action, queue.silenceEnds(idleFor: idleFor))
+        }
     }
 
     /// Queues a new subscriber's first frames on top of its limit (`SubscriberQueue.pushFirst`);
