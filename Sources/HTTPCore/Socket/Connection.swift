@@ -167,9 +167,8 @@ public final class Connection: Sendable {
     /// `writeAvailable` on the socket itself, bypassing TLS.
     private func socketWriteAvailable(_ chunks: [[UInt8]], at position: inout WritePosition) throws -> WriteProgress {
         while !position.isDone {
-            switch try writevOnce(chunks, from: position) {
+            switch try writevOnce(chunks: chunks, from: position.index, offset: position.offset) {
             case .processed(let count):
-                counters?.bytesWritten.add(UInt64(count), ordering: .relaxed)
                 position.advance(by: count)
             case .wouldBlock:
                 return .blocked(.write)
@@ -241,27 +240,6 @@ public final class Connection: Sendable {
         loop.deregister(registration)
         Syscall.close(fd)
         counters?.open.subtract(1, ordering: .relaxed)
-    }
-
-    /// One `writev` of up to 64 chunks starting at `position`.
-    private func writevOnce(_ chunks: [[UInt8]], from position: WritePosition) throws -> IOResult<Int> {
-        let end = min(chunks.count, position.index + 64)
-        let count = end - position.index
-        return try withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iov in
-            // Each chunk's bytes are pinned by nesting withUnsafeBytes, so the
-            // pointers stay valid for the one synchronous syscall.
-            func pin(_ i: Int) throws -> IOResult<Int> {
-                if i == end { return try Syscall.writev(fd, iov.baseAddress!, Int32(count)) }
-                return try chunks[i].withUnsafeBytes { raw in
-                    let skip = i == position.index ? position.offset : 0
-                    iov[i - position.index] = iovec(
-                        iov_base: raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0 + skip) },
-                        iov_len: raw.count - skip)
-                    return try pin(i + 1)
-                }
-            }
-            return try pin(position.index)
-        }
     }
 }
 
