@@ -58,27 +58,34 @@ public actor Hub: StreamEngine {
     // MARK: - Publishing
 
     /// Publishes `data` with the next id of the topic's channel (last + 1, from 1).
-    public func publish(topic: String, channel: Channel, data: String, event: String? = nil) throws(PublishError) -> PublishResult {
-        try publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
+    ///
+    /// The one publish entry, wherever the caller runs: at once on the calling thread
+    /// when that is the hub's executor's (the event loop's does isolate its thread,
+    /// where nothing of the hub can be running at the same time), which saves a
+    /// publish request two job trips through the loop; else on the hub's executor.
+    public nonisolated func publish(topic: String, channel: Channel, data: String,
+                                    event: String? = nil) async throws(PublishError) -> PublishResult {
+        if let inPlace = publishInPlace(topic: topic, channel: channel, data: data, event: event) {
+            return try inPlace.get()
+        }
+        return try await publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
     }
 
-    /// `publish` run synchronously when the caller is on the hub's executor's thread
-    /// (the executor says it isolates the current context: the event loop's does on
-    /// its thread, where nothing of the hub can be running at the same time), which
-    /// saves a publish request two job trips through the loop; nil elsewhere.
-    public nonisolated func publishInPlace(topic: String, channel: Channel, data: String,
-                                           event: String?) -> Result<PublishResult, PublishError>? {
+    /// `publish` run synchronously when the caller is on the hub's executor's thread;
+    /// nil elsewhere (then it must hop).
+    nonisolated func publishInPlace(topic: String, channel: Channel, data: String,
+                                    event: String?) -> Result<PublishResult, PublishError>? {
         guard executor.isIsolatingCurrentContext() == true else { return nil }
         return assumeIsolated { hub in
             Result { () throws(PublishError) -> PublishResult in
-                try hub.publish(topic: topic, channel: channel, data: data, event: event)
+                try hub.publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
             }
         }
     }
 
-    /// Seam for a future distributed backend: another node supplies the id. It must be
-    /// greater than the topic/channel's last id (else `.staleID(last:)`, nothing
-    /// changes); ids may skip.
+    /// A publish with an id the caller chose (the id rules' tests; a cluster applies
+    /// values stored elsewhere with `apply`). It must be greater than the
+    /// topic/channel's last id (else `.staleID(last:)`, nothing changes); ids may skip.
     public func publish(topic: String, channel: Channel, data: String, event: String?, id: UInt64) throws(PublishError) -> PublishResult {
         try publish(topic: topic, channel: channel, data: data, event: event, assignedID: id)
     }

@@ -75,13 +75,9 @@ public final class ShardedHub: StreamEngine {
         return Subscription(core: core, startPositions: starts)
     }
 
+    /// In the topic's shard: at once when called on that shard's loop (`Hub.publish`).
     public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
         try await shard(of: topic).publish(topic: topic, channel: channel, data: data, event: event)
-    }
-
-    public func publishInPlace(topic: String, channel: Channel, data: String,
-                               event: String?) -> Result<PublishResult, PublishError>? {
-        shard(of: topic).publishInPlace(topic: topic, channel: channel, data: data, event: event)
     }
 
     /// Subscribers of one topic's channel (several-topic ones included).

@@ -24,17 +24,12 @@ public protocol StreamEngine: Sendable {
     ///   (Redis unreachable); nothing is registered then.
     func subscribe(topics: TopicSlots, channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription
 
-    /// Publishes one value with the topic channel's next id.
+    /// Publishes one value with the topic channel's next id: the one publish entry.
+    /// Where the engine's work runs is its own concern (the in-memory hub publishes
+    /// at once when called on its loop, without a hop).
     /// - Throws: `.unavailable` when the value could not be stored (nothing was
     ///   published), `.shutdown` after `shutdown()`.
     func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
-
-    /// `publish` done at once on the calling thread, without a hop to the engine's
-    /// executor, when the caller already runs where the engine's work runs (a
-    /// handler on the event loop's thread, with the hub on the loop's executor);
-    /// nil when it cannot, and the caller then awaits `publish`. The default: nil.
-    func publishInPlace(topic: String, channel: Channel, data: String,
-                        event: String?) -> Result<PublishResult, PublishError>?
 
     /// Gauges from the engine's tables.
     func snapshot() async -> HubSnapshot
@@ -85,9 +80,4 @@ extension StreamEngine {
 
     /// Figures beyond the hub's counters; none by default.
     public var metrics: [EngineMetric] { [] }
-
-    public func publishInPlace(topic: String, channel: Channel, data: String,
-                               event: String?) -> Result<PublishResult, PublishError>? {
-        nil
-    }
 }
