@@ -63,8 +63,9 @@ public enum RedisValue: Sendable, Equatable {
 
 /// Why a Redis call failed.
 ///
-/// Promises: `.server` is the only error after which the connection is still
-/// usable; after any other the connection is closed (or never opened).
+/// Promises: `.server` and `.cancelled` are the only errors after which the
+/// connection is still usable; after any other the connection is closed (or never
+/// opened).
 public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Connecting failed: refused, timed out, a name that does not resolve, or
     /// AUTH or SELECT refused. The reason says which.
@@ -79,6 +80,9 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     case server(String)
     /// Bytes from the server that are not RESP; the connection was closed.
     case protocolError(String)
+    /// The calling task was cancelled while it waited; the command's reply, if it
+    /// comes, is read and dropped (the connection stays open).
+    case cancelled
 
     public var description: String {
         switch self {
@@ -87,6 +91,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         case .closed: return "the Redis connection is closed"
         case .server(let message): return "Redis error: \(message)"
         case .protocolError(let reason): return "Redis protocol error: \(reason)"
+        case .cancelled: return "the Redis call was cancelled"
         }
     }
 }

@@ -85,6 +85,8 @@ extension ClusterEngine {
             readiness.refused("the cluster's Redis did not answer within \(configuration.commandTimeout)")
         case .closed, .unreachable, .protocolError:
             readiness.refused("the connection to the cluster's Redis was lost")
+        case .cancelled:
+            readiness.refused("the publish was cancelled before Redis answered")
         }
     }
 }

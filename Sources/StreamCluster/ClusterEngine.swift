@@ -113,29 +113,6 @@ public actor ClusterEngine: StreamEngine {
 
     // MARK: - StreamEngine
 
-    public func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription {
-        guard !isShutdown else { return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID) }
-        guard let link, isReady else { throw .unavailable }
-        follow(topic)
-        followed[topic]?.pendingSubscribers += 1
-        defer { followed[topic]?.pendingSubscribers -= 1 }
-        // The fence: what Redis holds now. The mirror must reach it first.
-        let keys = ClusterKeys(topic: topic)
-        let fence: RedisValue
-        do {
-            fence = try await link.command.command(["HMGET", keys.ids, "state", "events"],
-                                                   timeout: configuration.commandTimeout)
-        } catch {
-            throw .unavailable
-        }
-        // Only wait on the link the fence was read from: a waiter added after the link
-        // was lost or the engine shut down would have nobody left to resume it.
-        guard !isShutdown, self.link?.generation == link.generation else { throw .unavailable }
-        let (state, events) = await fenceIDs(topic: topic, reply: fence, channel: channel, resumeAfter: lastEventID, link: link)
-        guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
-        return await hub.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
-    }
-
     /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids.
     private func fenceIDs(topic: String, reply: RedisValue, channel: Channel, resumeAfter: UInt64?,
                           link: RedisLink) async -> (state: UInt64, events: UInt64) {
@@ -158,11 +135,13 @@ public actor ClusterEngine: StreamEngine {
         return (state, events)
     }
 
-    /// Several topics in one stream: every topic is followed and fenced (each mirror
-    /// holds at least what Redis held when the subscriber arrived), then one hub call
-    /// registers the subscriber in all of them at once.
-    public func subscribe(topics: [String], channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> TopicsSubscription {
-        guard !isShutdown else { return await hub.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter) }
+    /// A stream of one topic or several: every topic is followed and fenced (each
+    /// mirror holds at least what Redis held when the subscriber arrived), then one hub
+    /// call registers the subscriber in all of them at once.
+    public func subscribe(topics slots: TopicSlots, channel: Channel,
+                          resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription {
+        let topics = slots.names
+        guard !isShutdown else { return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter) }
         guard let link, isReady else { throw .unavailable }
         for topic in topics {
             follow(topic)
@@ -190,21 +169,22 @@ public actor ClusterEngine: StreamEngine {
         } catch {
             throw .unavailable
         }
-        // As for one topic: only wait on the link the fences were read from.
+        // Only wait on the link the fences were read from: a waiter added after the link
+        // was lost or the engine shut down would have nobody left to resume it.
         guard !isShutdown, self.link?.generation == link.generation else { throw .unavailable }
         for (slot, topic) in topics.enumerated() {
             let (state, events) = await fenceIDs(topic: topic, reply: replies[slot], channel: channel,
                                                  resumeAfter: resumeAfter?[slot] ?? nil, link: link)
             guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
         }
-        return await hub.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter)
+        return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter)
     }
 
     public func snapshot() async -> HubSnapshot {
         await hub.snapshot()
     }
 
-    public func sendHeartbeats(idleFor: Duration) async {
+    public func sendHeartbeats(idleFor: Duration) async -> ContinuousClock.Instant? {
         await hub.sendHeartbeats(idleFor: idleFor)
     }
 

@@ -1,4 +1,4 @@
-/// Fan-out of one frame to a topic's subscribers, single-topic and several-topic,
+/// Fan-out of one frame to a topic's subscribers, plain and tagged,
 /// and what an overflow leaves to clean up.
 extension Hub {
     /// What one delivery did: frames queued, subscribers overflowed (already removed
@@ -10,37 +10,37 @@ extension Hub {
         var overflowedTopics: [SubscriberKey] = []
     }
 
-    /// Pushes `frame` to every live single-topic subscriber of the channel, and the
-    /// frame `topicFrame` makes (called at most once, only when there are any) with
-    /// the id it names to every several-topic one.
+    /// Pushes `frame` (the topic's own) to every live subscriber of the channel that
+    /// takes it as it is, and the frame `taggedFrame` makes (called at most once, only
+    /// when there is one) with the id it names, marked with its slot, to every
+    /// subscriber of tagged frames.
     func deliver(_ frame: [UInt8], on channel: Channel, of topic: inout Topic, now: ContinuousClock.Instant,
-                 topicFrame: () -> (frame: [UInt8], id: UInt64)) -> Delivery {
+                 taggedFrame: () -> (frame: [UInt8], id: UInt64)) -> Delivery {
         var delivery = Delivery()
         var overflows: [(SubscriberCore, SubscriberQueue.Finish)] = []
-        func count(_ action: SubscriberQueue.PushAction, _ core: SubscriberCore) {
+        var tagged: (frame: [UInt8], id: UInt64)?
+        for entry in topic.subscribers(channel).values {
+            let action: SubscriberQueue.PushAction
+            if entry.tagged {
+                let shared = tagged ?? taggedFrame()
+                tagged = shared
+                action = entry.core.push(shared.frame, mark: FrameMark(slot: entry.slot, id: shared.id), now: now)
+            } else {
+                action = entry.core.push(frame, now: now)
+            }
             switch action {
             case .queued(let wake):
                 delivery.queued += 1
                 wake?.resume()
             case .overflow(let finish):
-                overflows.append((core, finish))
+                overflows.append((entry.core, finish))
             case .dropped:
                 break  // Finished by its consumer; its key is in the inbox.
             }
         }
-        for core in topic.subscribers(channel).values {
-            count(core.push(frame, now: now), core)
-        }
-        let several = topic.topicsSubscribers(channel)
-        if !several.isEmpty {
-            let (shared, id) = topicFrame()
-            for entry in several.values {
-                count(entry.core.push(shared, mark: FrameMark(slot: entry.slot, id: id), now: now), entry.core)
-            }
-        }
         for (core, finish) in overflows {
             overflowed(core, finish, in: &topic)
-            if !core.key.moreTopics.isEmpty { delivery.overflowedTopics.append(core.key) }
+            if core.key.topics.count > 1 { delivery.overflowedTopics.append(core.key) }
         }
         delivery.overflows = overflows.count
         return delivery
@@ -59,9 +59,7 @@ extension Hub {
 
     /// Takes `key` out of the tables of every one of its topics at once.
     func removeEverywhere(_ key: SubscriberKey, now: ContinuousClock.Instant) {
-        topics[key.topic]?.remove(key)
-        forgetIfIdle(key.topic, now: now)
-        for name in key.moreTopics {
+        for name in key.topics {
             topics[name]?.remove(key)
             forgetIfIdle(name, now: now)
         }

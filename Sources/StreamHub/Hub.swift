@@ -55,83 +55,37 @@ public actor Hub: StreamEngine {
         }
     }
 
-    // MARK: - Subscribing
-
-    /// Registers a subscriber and queues what it must see first: on `.state` the
-    /// current value (if any); on `.events` the replay after `lastEventID` (see
-    /// `Topic.replay`). `.state` ignores `lastEventID`. After `shutdown()` the returned
-    /// subscription is already finished with `.shutdown`.
-    public func subscribe(topic name: String, channel: Channel, lastEventID: UInt64? = nil) -> Subscription {
-        drainRemovals()
-        let now = configuration.now()
-        let key = SubscriberKey(topic: name, channel: channel, id: subscriberIDs.next())
-        guard !isShutdown else {
-            return Subscription(core: SubscriberCore(key: key, finished: .shutdown, now: now, counters: counters))
-        }
-        counters.subscriberJoined(channel)
-        let limit = configuration.eventsQueueLimit
-        let (core, queued, overflowedAtOnce) = withTopic(name) { topic in
-            let initial: [[UInt8]]
-            switch channel {
-            case .state:
-                initial = topic.stateFrame.map { [$0] } ?? []
-            case .events:
-                let replay = topic.replay(after: lastEventID, now: now)
-                initial = replay.frames
-                if replay.gap { counters.gapQueued() }
-            }
-            // A resuming subscriber may hold its replay (bounded by the window)
-            // on top of the usual limit, so a window longer than the limit
-            // still resumes instead of overflowing before it sends anything.
-            let mode: SubscriberQueue.Mode = switch channel {
-            case .state: .latest
-            case .events: .bounded(limit: limit + initial.count)
-            }
-            let core = SubscriberCore(key: key, mode: mode, now: now, counters: counters, hub: self)
-            topic.insert(core)
-            var queued = 0
-            for frame in initial {
-                switch core.push(frame, now: now) {
-                case .queued:
-                    queued += 1  // Nobody can be parked yet: the facade is not returned.
-                case .overflow(let finish):
-                    overflowed(core, finish, in: &topic)
-                    return (core, queued, true)
-                case .dropped:
-                    return (core, queued, false)
-                }
-            }
-            return (core, queued, false)
-        }
-        if overflowedAtOnce { forgetIfIdle(name, now: now) }
-        counters.queued(channel, frames: queued)
-        return Subscription(core: core)
-    }
-
     // MARK: - Publishing
 
     /// Publishes `data` with the next id of the topic's channel (last + 1, from 1).
-    public func publish(topic: String, channel: Channel, data: String, event: String? = nil) throws(PublishError) -> PublishResult {
-        try publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
+    ///
+    /// The one publish entry, wherever the caller runs: at once on the calling thread
+    /// when that is the hub's executor's (the event loop's does isolate its thread,
+    /// where nothing of the hub can be running at the same time), which saves a
+    /// publish request two job trips through the loop; else on the hub's executor.
+    public nonisolated func publish(topic: String, channel: Channel, data: String,
+                                    event: String? = nil) async throws(PublishError) -> PublishResult {
+        if let inPlace = publishInPlace(topic: topic, channel: channel, data: data, event: event) {
+            return try inPlace.get()
+        }
+        return try await publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
     }
 
-    /// `publish` run synchronously when the caller is on the hub's executor's thread
-    /// (the executor says it isolates the current context: the event loop's does on
-    /// its thread, where nothing of the hub can be running at the same time), which
-    /// saves a publish request two job trips through the loop; nil elsewhere.
-    public nonisolated func publishInPlace(topic: String, channel: Channel, data: String,
-                                           event: String?) -> Result<PublishResult, PublishError>? {
+    /// `publish` run synchronously when the caller is on the hub's executor's thread;
+    /// nil elsewhere (then it must hop).
+    nonisolated func publishInPlace(topic: String, channel: Channel, data: String,
+                                    event: String?) -> Result<PublishResult, PublishError>? {
         guard executor.isIsolatingCurrentContext() == true else { return nil }
         return assumeIsolated { hub in
             Result { () throws(PublishError) -> PublishResult in
-                try hub.publish(topic: topic, channel: channel, data: data, event: event)
+                try hub.publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
             }
         }
     }
 
-    /// Seam for a future distributed backend: another node supplies the id. It must be
-    /// greater than the topic/channel's last id (else `.staleID(last:)`, nothing
-    /// changes); ids may skip.
+    /// A publish with an id the caller chose (the id rules' tests; a cluster applies
+    /// values stored elsewhere with `apply`). It must be greater than the
+    /// topic/channel's last id (else `.staleID(last:)`, nothing changes); ids may skip.
     public func publish(topic: String, channel: Channel, data: String, event: String?, id: UInt64) throws(PublishError) -> PublishResult {
         try publish(topic: topic, channel: channel, data: data, event: event, assignedID: id)
     }
@@ -230,25 +184,25 @@ public actor Hub: StreamEngine {
     // MARK: - Maintenance
 
     /// Queues `SSEEncoder.heartbeat` to every subscriber whose queue is empty and that
-    /// was queued nothing (frame or heartbeat) for at least `idleFor`.
-    public func sendHeartbeats(idleFor: Duration) {
+    /// was queued nothing (frame or heartbeat) for at least `idleFor`; returns when
+    /// the earliest silence among the others with an empty queue reaches `idleFor`
+    /// (nil: none), the moment the next heartbeat is due.
+    @discardableResult
+    public func sendHeartbeats(idleFor: Duration) -> ContinuousClock.Instant? {
         drainRemovals()
         let now = configuration.now()
+        var next: ContinuousClock.Instant?
         for topic in topics.values {
-            for core in topic.stateSubscribers.values {
-                if case .queued(let wake) = core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
-            }
-            for core in topic.eventsSubscribers.values {
-                if case .queued(let wake) = core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
-            }
             // A several-topic subscriber once, from its first topic's table.
-            for entry in topic.stateTopicsSubscribers.values where entry.slot == 0 {
-                if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
-            }
-            for entry in topic.eventsTopicsSubscribers.values where entry.slot == 0 {
-                if case .queued(let wake) = entry.core.heartbeat(now: now, idleFor: idleFor) { wake?.resume() }
+            for channel in [Channel.state, .events] {
+                for entry in topic.subscribers(channel).values where entry.slot == 0 {
+                    let (action, silenceEnds) = entry.core.heartbeat(now: now, idleFor: idleFor)
+                    if case .queued(let wake) = action { wake?.resume() }
+                    if let silenceEnds, silenceEnds > now { next = min(next ?? silenceEnds, silenceEnds) }
+                }
             }
         }
+        return next
     }
 
     /// Forgets topics holding nothing worth keeping: no subscribers, no state value,

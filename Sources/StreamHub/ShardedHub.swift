@@ -40,17 +40,14 @@ public final class ShardedHub: StreamEngine {
         shards[shardIndex(of: topic)]
     }
 
-    public func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription {
-        await shard(of: topic).subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
-    }
-
-    public func subscribe(topics names: [String], channel: Channel,
-                          resumeAfter: [UInt64?]?) async throws(SubscribeError) -> TopicsSubscription {
-        precondition(!names.isEmpty && Set(names).count == names.count, "one or more distinct topics")
-        precondition(resumeAfter == nil || resumeAfter?.count == names.count, "one position per topic")
+    /// One subscriber of `slots`: in the one shard that holds all its topics, that
+    /// shard's `subscribe`; across shards, one core joining each shard's tables in turn.
+    public func subscribe(topics slots: TopicSlots, channel: Channel,
+                          resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription {
+        precondition(resumeAfter == nil || resumeAfter?.count == slots.names.count, "one position per topic")
         // The slots each shard holds, shards in the order of their first topic.
         var slotsByShard: [(shard: Int, slots: [Int])] = []
-        for (slot, name) in names.enumerated() {
+        for (slot, name) in slots.names.enumerated() {
             let index = shardIndex(of: name)
             if let position = slotsByShard.firstIndex(where: { $0.shard == index }) {
                 slotsByShard[position].slots.append(slot)
@@ -59,32 +56,28 @@ public final class ShardedHub: StreamEngine {
             }
         }
         if slotsByShard.count == 1 {
-            return await shards[slotsByShard[0].shard].subscribe(topics: names, channel: channel, resumeAfter: resumeAfter)
+            return await shards[slotsByShard[0].shard].subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter)
         }
         let hubs = slotsByShard.map { shards[$0.shard] }
         let configuration = hubs[0].configuration
-        let key = SubscriberKey(topics: names, channel: channel, id: hubs[0].subscriberIDs.next())
+        let key = SubscriberKey(slots: slots, channel: channel, id: hubs[0].subscriberIDs.next())
         counters.subscriberJoined(channel)
-        let core = SubscriberCore(key: key, mode: Hub.topicsQueueMode(channel, configuration), marked: true,
+        let core = SubscriberCore(key: key, mode: slots.queueMode(channel, limit: configuration.eventsQueueLimit),
                                   now: configuration.now(), counters: counters, hubs: hubs)
-        var starts = Array(repeating: UInt64(0), count: names.count)
+        var starts = Array(repeating: UInt64(0), count: slots.names.count)
         for (index, hub) in hubs.enumerated() {
-            let slots = slotsByShard[index].slots
-            let positions = await hub.join(core, slots: slots, resumeAfter: resumeAfter)
-            for (slot, position) in zip(slots, positions) { starts[slot] = position }
+            let held = slotsByShard[index].slots
+            let positions = await hub.join(core, slots: held, resumeAfter: resumeAfter)
+            for (slot, position) in zip(held, positions) { starts[slot] = position }
         }
         // The current values came shard by shard: they go out in parameter order.
         if channel == .state { core.orderPendingBySlot() }
-        return TopicsSubscription(core: core, startPositions: starts)
+        return Subscription(core: core, startPositions: starts)
     }
 
+    /// In the topic's shard: at once when called on that shard's loop (`Hub.publish`).
     public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
         try await shard(of: topic).publish(topic: topic, channel: channel, data: data, event: event)
-    }
-
-    public func publishInPlace(topic: String, channel: Channel, data: String,
-                               event: String?) -> Result<PublishResult, PublishError>? {
-        shard(of: topic).publishInPlace(topic: topic, channel: channel, data: data, event: event)
     }
 
     /// Subscribers of one topic's channel (several-topic ones included).
@@ -105,10 +98,17 @@ public final class ShardedHub: StreamEngine {
         return total
     }
 
-    /// Every shard at once, each on its own loop: one slow shard does not delay the others' heartbeats.
-    public func sendHeartbeats(idleFor: Duration) async {
-        await withDiscardingTaskGroup { group in
+    /// Every shard at once, each on its own loop: one slow shard does not delay the
+    /// others' heartbeats. The next is due at the earliest of the shards' answers.
+    @discardableResult
+    public func sendHeartbeats(idleFor: Duration) async -> ContinuousClock.Instant? {
+        await withTaskGroup(of: ContinuousClock.Instant?.self) { group in
             for hub in shards { group.addTask { await hub.sendHeartbeats(idleFor: idleFor) } }
+            var next: ContinuousClock.Instant?
+            for await shardNext in group {
+                if let shardNext { next = min(next ?? shardNext, shardNext) }
+            }
+            return next
         }
     }
 

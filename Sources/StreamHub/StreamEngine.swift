@@ -23,36 +23,29 @@ public protocol StreamEngine: Sendable {
     /// Why the last refused publish (`.unavailable`) was refused, in a sentence; nil: no reason known.
     var refusalReason: String? { get }
 
-    /// Registers a subscriber and queues what it must see first (see `Hub.subscribe`).
+    /// Registers one subscriber of `topics`' `channel` (one slot or several) and
+    /// queues what it must see first in each (see `Hub.subscribe(topics:channel:resumeAfter:)`):
+    /// one subscriber, one queue, live in every topic before this returns.
     /// - Throws: `.unavailable` when the engine cannot vouch for the snapshot now
     ///   (Redis unreachable); nothing is registered then.
-    func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription
+    func subscribe(topics: TopicSlots, channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription
 
-    /// Registers one subscriber of several topics in one stream and queues what it must
-    /// see first in each (see `Hub.subscribe(topics:channel:resumeAfter:)`): one
-    /// subscriber, one queue, live in every topic before this returns.
-    /// - Throws: `.unavailable` as `subscribe(topic:…)`; nothing is registered then.
-    func subscribe(topics: [String], channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> TopicsSubscription
-
-    /// Publishes one value with the topic channel's next id.
+    /// Publishes one value with the topic channel's next id: the one publish entry.
+    /// Where the engine's work runs is its own concern (the in-memory hub publishes
+    /// at once when called on its loop, without a hop).
     /// - Throws: `.unavailable` when the value could not be stored (nothing was
     ///   published), `.shutdown` after `shutdown()`.
     func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
 
-    /// `publish` done at once on the calling thread, without a hop to the engine's
-    /// executor, when the caller already runs where the engine's work runs (a
-    /// handler on the event loop's thread, with the hub on the loop's executor);
-    /// nil when it cannot, and the caller then awaits `publish`. The default: nil.
-    func publishInPlace(topic: String, channel: Channel, data: String,
-                        event: String?) -> Result<PublishResult, PublishError>?
-
     /// Gauges from the engine's tables.
     func snapshot() async -> HubSnapshot
 
-    /// Heartbeats for subscribers idle for `idleFor` (called about once a second).
-    func sendHeartbeats(idleFor: Duration) async
+    /// Heartbeats for subscribers silent for `idleFor`; returns when the next one is
+    /// due (the earliest silence among the others to reach `idleFor`), nil for none:
+    /// the gateway's `Maintenance` calls it again then.
+    func sendHeartbeats(idleFor: Duration) async -> ContinuousClock.Instant?
 
-    /// Lets go of what nothing needs any more (called about once a second).
+    /// Lets go of what nothing needs any more (called once a second).
     func sweep() async
 
     /// Runs the engine's own background work (connections, probes) until `shutdown()`.
@@ -86,15 +79,15 @@ public struct EngineMetric: Sendable, Equatable {
 }
 
 extension StreamEngine {
+    /// A one-topic stream of the topic's own frames: `subscribe(topics: .single(topic)…)`.
+    public func subscribe(topic: String, channel: Channel, lastEventID: UInt64?) async throws(SubscribeError) -> Subscription {
+        try await subscribe(topics: .single(topic), channel: channel, resumeAfter: [lastEventID])
+    }
+
     /// Figures beyond the hub's counters; none by default.
     public var metrics: [EngineMetric] { [] }
 
     public var notReadyReason: String? { isReady ? nil : "not ready" }
 
     public var refusalReason: String? { nil }
-
-    public func publishInPlace(topic: String, channel: Channel, data: String,
-                               event: String?) -> Result<PublishResult, PublishError>? {
-        nil
-    }
 }

@@ -30,6 +30,37 @@ struct RedisConnectionTests {
             == .array([.bulk(Array("a".utf8)), .bulk(Array("b".utf8))]))
     }
 
+    /// A caller whose task is cancelled while Redis holds its reply (a BLPOP that blocks) stops waiting with `.cancelled`; the reply that comes later is dropped and the connection answers the next command.
+    @Test func cancelledCallerStopsWaitingAndTheConnectionGoesOn() async throws {
+        let server = try await RedisServer.start()
+        let redis = try await connect(server)
+        let observer = try await connect(server)
+        defer { redis.close(); observer.close() }
+        let blocked = Task { () -> RedisError? in
+            do {
+                _ = try await redis.command(["BLPOP", "never", "2"], timeout: .seconds(30))
+                return nil
+            } catch {
+                return error as? RedisError
+            }
+        }
+        // Sent before it is cancelled: Redis counts it among its blocked clients.
+        var blockedClients = 0
+        for _ in 0..<200 where blockedClients == 0 {
+            let info = try await observer.command(["INFO", "clients"], timeout: Self.timeout)
+            let text = String(decoding: info.bytes ?? [], as: UTF8.self)
+            blockedClients = text.split(separator: "\r\n").first { $0.hasPrefix("blocked_clients:") }
+                .flatMap { Int($0.dropFirst("blocked_clients:".count)) } ?? 0
+            if blockedClients == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(blockedClients == 1)
+        blocked.cancel()
+        #expect(await blocked.value == RedisError.cancelled)
+        // BLPOP's nil reply (after its 2 s) goes to nobody; PING gets its own.
+        #expect(try await redis.command(["PING"], timeout: Self.timeout) == .status("PONG"))
+        #expect(try await redis.command(["SET", "after", "1"], timeout: Self.timeout) == .status("OK"))
+    }
+
     /// 1,000 concurrent INCRs are pipelined and each caller gets its own reply, in order.
     @Test func thousandConcurrentCommandsAnsweredInOrder() async throws {
         let server = try await RedisServer.start()

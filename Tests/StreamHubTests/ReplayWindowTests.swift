@@ -10,7 +10,7 @@ struct ReplayWindowTests {
         for id in UInt64(1)...7 { window.append(id: id, at: t0, frame: [UInt8(id)]) }
         #expect(window.ids == [5, 6, 7])
         #expect(window.lastEvictedID == 4)
-        #expect(window.frames(after: 5) == [[6], [7]])
+        #expect(window.entries(after: 5).map(\.frame) == [[6], [7]])
     }
 
     /// An event aged exactly maxAge is held; one strictly older is pruned.

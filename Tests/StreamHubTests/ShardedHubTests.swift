@@ -68,7 +68,7 @@ struct ShardedHubTests {
         let (first, second) = Self.names(engine, perShard: 2)
         let topics = [first[0], second[0], first[1], second[1]]
         for name in topics { _ = try await engine.publish(topic: name, channel: .state, data: "old-\(name)", event: nil) }
-        let sub = try await engine.subscribe(topics: topics, channel: .state, resumeAfter: nil)
+        let sub = try await engine.subscribe(topics: .tagged(topics), channel: .state, resumeAfter: nil)
         #expect(sub.startPositions == [1, 1, 1, 1])
         // In parameter order, though shard 0 (slots 0 and 2) queued its values before shard 1.
         let snapshot = try await sub.receiveValues(4)

@@ -8,11 +8,11 @@ struct TopicValue: Equatable {
     let data: String
 }
 
-extension TopicsSubscription {
+extension Subscription {
     /// Reads batches until `count` values (not gaps) arrived, with their marks.
     func receiveValues(_ count: Int) async throws -> [(TopicValue, FrameMark)] {
         var values: [(TopicValue, FrameMark)] = []
-        while values.count < count, let batch = await nextBatch() {
+        while values.count < count, let batch = await nextMarkedBatch() {
             for (frame, mark) in zip(batch.frames, batch.marks) where mark.id > 0 {
                 values.append((try decodeValue(frame), mark))
             }
@@ -71,7 +71,7 @@ struct TopicsSubscriberTests {
         for index in 1...5 { _ = try await hub.publish(topic: "a", channel: .events, data: "a\(index)") }
         _ = try await hub.publish(topic: "b", channel: .events, data: "b1")
         let sub = await hub.subscribe(topics: ["b", "a"], channel: .events, resumeAfter: [0, 1])
-        let batch = try #require(await sub.nextBatch())
+        let batch = try #require(await sub.nextMarkedBatch())
         #expect(batch.marks == [FrameMark(slot: 0, id: 1), FrameMark(slot: 1, id: 0), FrameMark(slot: 1, id: 4), FrameMark(slot: 1, id: 5)])
         #expect(batch.frames[1] == TopicFrameEncoder.gap(topic: "a", firstMissingID: 2))
         #expect(hub.counters.gapEvents == 1)
@@ -105,7 +105,7 @@ struct TopicsSubscriberTests {
             _ = try await hub.publish(topic: "x", channel: .state, data: "x\(index)")
         }
         #expect(sub.finishReason == nil)
-        let batch = try #require(await sub.nextBatch())
+        let batch = try #require(await sub.nextMarkedBatch())
         #expect(try batch.frames.map(decodeValue) == [
             TopicValue(topic: "b", id: 1, data: "b1"), TopicValue(topic: "a", id: 50, data: "a50"),
             TopicValue(topic: "x", id: 49, data: "x50"),
@@ -117,7 +117,7 @@ struct TopicsSubscriberTests {
         let clock = ManualClock()
         let hub = Hub(configuration: .testing(clock: clock), executor: executor.serialExecutor)
         let names = (1...32).map { "t\($0)" }
-        let sub = await hub.subscribe(topics: names, channel: .events)
+        let sub = await hub.subscribe(topics: .tagged(names), channel: .events)
         let single = await hub.subscribe(topic: "t1", channel: .events)
         clock.advance(by: .seconds(20))
         await hub.sendHeartbeats(idleFor: .seconds(15))
@@ -134,7 +134,7 @@ struct TopicsSubscriberTests {
         let hub = Hub(configuration: .testing { $0.eventsQueueLimit = 10_000 }, executor: executor.serialExecutor)
         let names = ["a", "b", "c", "d"]
         let perTopic = 200
-        let sub = await hub.subscribe(topics: names, channel: .events)
+        let sub = await hub.subscribe(topics: .tagged(names), channel: .events)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for name in names {
                 group.addTask {
@@ -155,8 +155,8 @@ struct TopicsSubscriberTests {
         let first = await hub.subscribe(topics: ["a", "b"], channel: .events)
         let second = await hub.subscribe(topics: ["b"], channel: .events)
         _ = try await hub.publish(topic: "b", channel: .events, data: "v", event: "n")
-        let one = try #require(await first.nextBatch())
-        let two = try #require(await second.nextBatch())
+        let one = try #require(await first.nextMarkedBatch())
+        let two = try #require(await second.nextMarkedBatch())
         #expect(one.frames == two.frames)
         #expect(one.frames[0] == TopicFrameEncoder.event(topic: "b", id: 1, event: "n", data: "v"))
         one.frames[0].withUnsafeBufferPointer { a in

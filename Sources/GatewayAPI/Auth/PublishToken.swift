@@ -2,8 +2,8 @@
 ///
 /// Promises (API.md, "Publishing"): a POST is authorized only by
 /// `Authorization: Bearer <token>` (the scheme in any letter case); the comparison
-/// takes the same time wherever the first difference is (length aside). Token
-/// authorization (JWT, issue 15) will sit beside it in this folder.
+/// takes the same time wherever the first difference is (length aside). Tokens
+/// (JWTs) are checked beside it: `RequestToken`, `AccessControl`.
 public struct PublishToken: Sendable {
     let bytes: [UInt8]
 

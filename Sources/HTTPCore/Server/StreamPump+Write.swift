@@ -14,7 +14,7 @@ extension StreamPump {
     }
 
     /// Chunks one `writev` takes at most here (the size line and the CRLF are two more).
-    static let directChunkLimit = 62
+    static let directChunkLimit = Connection.writevChunkLimit
 
     func writeNow(_ batch: StreamBatch) throws -> BatchWrite {
         guard !connection.isTLS, batch.chunks.count <= Self.directChunkLimit else { return try writeFramed(batch) }
@@ -57,36 +57,5 @@ extension StreamPump {
         case .done: return .done
         case .blocked: return .blocked(chunks: chunks, position: position)
         }
-    }
-}
-
-extension Connection {
-    /// One `writev` of `head`, then `chunks` (at most 62), then `tail`; counts the bytes.
-    func writevOnce(head: UnsafeRawBufferPointer, chunks: [[UInt8]],
-                    tail: UnsafeRawBufferPointer) throws -> IOResult<Int> {
-        let result = try withUnsafeTemporaryAllocation(of: iovec.self, capacity: chunks.count + 2) { iov in
-            var count = 0
-            func add(_ raw: UnsafeRawBufferPointer) {
-                guard raw.count > 0 else { return }
-                iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count)
-                count += 1
-            }
-            // Each chunk's bytes are pinned by nesting withUnsafeBytes, so the
-            // pointers stay valid for the one synchronous syscall.
-            func pin(_ index: Int) throws -> IOResult<Int> {
-                if index == chunks.count {
-                    add(tail)
-                    return try Syscall.writev(fd, iov.baseAddress!, Int32(count))
-                }
-                return try chunks[index].withUnsafeBytes { raw in
-                    add(raw)
-                    return try pin(index + 1)
-                }
-            }
-            add(head)
-            return try pin(0)
-        }
-        if case .processed(let written) = result { counters?.bytesWritten.add(UInt64(written), ordering: .relaxed) }
-        return result
     }
 }

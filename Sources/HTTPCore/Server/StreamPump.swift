@@ -144,9 +144,10 @@ final class StreamPump: TurnEndWork, Sendable {
         while guarded.withLock({ $0.pump.rearm() }) {
             connection.loop.atTurnEnd(self)
             let event = await withCheckedContinuation { continuation in park(continuation) }
-            // The loop resumed this task inside the lock: taking it once orders what
-            // the loop wrote before whatever comes next, in a way ThreadSanitizer
-            // sees (the runtime orders it already; as `PipelineCore`'s fence).
+            // The loop decided this event under the lock and resumed the task after
+            // releasing it: taking the lock once here orders what the loop did
+            // before that release before whatever comes next, in a way
+            // ThreadSanitizer sees (the runtime orders it already).
             guarded.withLock { _ in }
             guard case .write(let rest) = event else { return }
             guard await writeRest(rest) else { return end() }
@@ -196,8 +197,9 @@ final class StreamPump: TurnEndWork, Sendable {
                 if case .blocked(let chunks, let position) = outcome {
                     connection.counters?.streamWritesBlocked.add(1, ordering: .relaxed)
                     let rest = Handover(chunks: chunks, position: position, batch: batch)
-                    guarded.withLock { guarded in
-                        if let (task, event) = guarded.pump.handOver(rest) { task.resume(returning: event) }
+                    // Resumed after the lock is released (nothing resumes under it).
+                    if let (task, event) = guarded.withLock({ $0.pump.handOver(rest) }) {
+                        task.resume(returning: event)
                     }
                     return
                 }
@@ -213,12 +215,11 @@ final class StreamPump: TurnEndWork, Sendable {
     /// Ends the stream (idempotent): the task goes on to finish the response, and
     /// the source lets go of what feeds it (a no-op when it is what finished).
     private func end() {
-        let first = guarded.withLock { guarded in
-            let (first, task) = guarded.pump.end()
-            task?.resume(returning: .ended)
+        let (first, task) = guarded.withLock { guarded in
             guarded.ready = nil
-            return first
+            return guarded.pump.end()
         }
+        task?.resume(returning: .ended)
         if first { source.cancel() }
     }
 }

@@ -167,9 +167,8 @@ public final class Connection: Sendable {
     /// `writeAvailable` on the socket itself, bypassing TLS.
     private func socketWriteAvailable(_ chunks: [[UInt8]], at position: inout WritePosition) throws -> WriteProgress {
         while !position.isDone {
-            switch try writevOnce(chunks, from: position) {
+            switch try writevOnce(chunks: chunks, from: position.index, offset: position.offset) {
             case .processed(let count):
-                counters?.bytesWritten.add(UInt64(count), ordering: .relaxed)
                 position.advance(by: count)
             case .wouldBlock:
                 return .blocked(.write)
@@ -231,75 +230,16 @@ public final class Connection: Sendable {
         let wasOpen = lifecycle.withLock { state -> Bool in
             guard case .open = state else { return false }
             state = .closed
-            // Deregister before closing, under the lock: the descriptor number
-            // may be reused by the next accept as soon as it is closed.
-            loop.deregister(registration)
-            Syscall.close(fd)
             return true
         }
-        if wasOpen { counters?.open.subtract(1, ordering: .relaxed) }
-    }
-
-    /// One `writev` of up to 64 chunks starting at `position`.
-    private func writevOnce(_ chunks: [[UInt8]], from position: WritePosition) throws -> IOResult<Int> {
-        let end = min(chunks.count, position.index + 64)
-        let count = end - position.index
-        return try withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iov in
-            // Each chunk's bytes are pinned by nesting withUnsafeBytes, so the
-            // pointers stay valid for the one synchronous syscall.
-            func pin(_ i: Int) throws -> IOResult<Int> {
-                if i == end { return try Syscall.writev(fd, iov.baseAddress!, Int32(count)) }
-                return try chunks[i].withUnsafeBytes { raw in
-                    let skip = i == position.index ? position.offset : 0
-                    iov[i - position.index] = iovec(
-                        iov_base: raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0 + skip) },
-                        iov_len: raw.count - skip)
-                    return try pin(i + 1)
-                }
-            }
-            return try pin(position.index)
-        }
-    }
-}
-
-/// Where a multi-chunk write stands: the next chunk and the offset inside it.
-struct WritePosition {
-    let counts: [Int]
-    var index = 0
-    var offset = 0
-    /// Bytes not written yet.
-    private(set) var remaining: Int
-
-    init(chunks: [[UInt8]]) {
-        counts = chunks.map { $0.count }  // not a key path: that is a runtime projection per chunk
-        remaining = counts.reduce(0, +)
-        skipEmpty()
-    }
-
-    var isDone: Bool { index >= counts.count }
-
-    mutating func advance(by written: Int) {
-        remaining -= written
-        var unaccounted = written
-        while unaccounted > 0 && index < counts.count {
-            let left = counts[index] - offset
-            if unaccounted >= left {
-                unaccounted -= left
-                index += 1
-                offset = 0
-            } else {
-                offset += unaccounted
-                unaccounted = 0
-            }
-        }
-        skipEmpty()
-    }
-
-    private mutating func skipEmpty() {
-        while index < counts.count && counts[index] == offset {
-            index += 1
-            offset = 0
-        }
+        guard wasOpen else { return }
+        // Once `.closed`, nothing else touches the descriptor through the lifecycle
+        // (`abort`, `finishWriting`), so it is let go after the lock: deregistering
+        // resumes the waiting tasks, which must not happen under it. Deregistered
+        // before closed: the number may be reused by the next accept at once.
+        loop.deregister(registration)
+        Syscall.close(fd)
+        counters?.open.subtract(1, ordering: .relaxed)
     }
 }
 

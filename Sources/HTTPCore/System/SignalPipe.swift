@@ -40,7 +40,9 @@ public enum SignalPipe {
     public static func drain() -> [Int32] {
         var numbers: [Int32] = []
         var byte: UInt8 = 0
-        while case .processed(1) = (try? Syscall.read(ends.read, UnsafeMutableRawBufferPointer(start: &byte, count: 1))) {
+        // The pointer lives only inside the closure (no `&byte` escaping into a
+        // buffer pointer's init: the release build warned of a dangling pointer).
+        while case .processed(1) = withUnsafeMutableBytes(of: &byte, { buffer in try? Syscall.read(ends.read, buffer) }) {
             numbers.append(Int32(byte))
         }
         return numbers

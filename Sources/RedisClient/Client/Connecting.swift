@@ -48,7 +48,7 @@ enum Connecting {
             case .timedOut: throw .unreachable("\(name): no reply in time")
             case .closed: throw .unreachable("\(name): the server closed the connection")
             case .protocolError(let reason): throw .unreachable("\(name): \(reason)")
-            case .unreachable: throw error
+            case .unreachable, .cancelled: throw error
             }
         }
     }

@@ -7,32 +7,48 @@ import Synchronization
 /// event loop for the connection's lifetime:
 /// - the writer sends everything queued while it was busy in one write, then
 ///   parks until a command comes;
-/// - the reader reads up to 64 KiB, parses every complete reply of it, and
-///   resumes their callers under one lock; in subscriber mode it awaits
+/// - the reader reads up to 64 KiB, parses every complete reply of it, records
+///   their results under one lock and resumes their callers after it; in
+///   subscriber mode it awaits
 ///   `onMessage` for each message push, in order. It is the one that closes the
 ///   descriptor, after the writer ended.
 ///
-/// Promises: nothing resumes a continuation or calls a handler under the lock;
-/// every caller is resumed exactly once (with its reply, its error reply, or a
-/// `RedisError`); once closed, the socket is shut down at once and its
+/// Promises: nothing resumes a continuation or calls a handler under the lock (a
+/// result is put in its `ReplySlot` under the lock, the caller resumed after it and
+/// reading it under the lock again); every caller is resumed exactly once (with its
+/// reply, its error reply, or a `RedisError`, `.cancelled` when its task is
+/// cancelled while it waits); once closed, the socket is shut down at once and its
 /// descriptor closed when both tasks have ended.
 final class PipelineCore: Sendable {
-    typealias Caller = UnsafeContinuation<Result<RedisValue, RedisError>, Never>
+    typealias Caller = ReplySlot
     typealias Writer = UnsafeContinuation<Void, Never>
     typealias State = PipelineState<Caller, Writer>
     typealias MessageHandler = @Sendable (RedisMessage) async -> Void
 
+    /// Where one command's result meets its caller. Every field is read and written
+    /// only inside `state`'s lock (that is the proof for `@unchecked Sendable`): the
+    /// one who settles it records the result and takes the continuation there, and
+    /// resumes it after unlocking; the caller, back, reads the result under the lock,
+    /// which orders the settler's writes before its read in a way ThreadSanitizer
+    /// sees too.
+    final class ReplySlot: @unchecked Sendable {
+        /// The waiting caller, until it is settled (nil before it parks).
+        var continuation: UnsafeContinuation<Void, Never>?
+        /// Set once: the reply, an error, or `.cancelled`.
+        var result: Result<RedisValue, RedisError>?
+
+        /// Under the lock: records `result` unless one is there already (a caller that
+        /// was cancelled gets nothing more), and returns whom to resume after unlocking.
+        func settle(_ result: Result<RedisValue, RedisError>) -> UnsafeContinuation<Void, Never>? {
+            guard self.result == nil else { return nil }
+            self.result = result
+            return continuation.take()
+        }
+    }
+
     let connection: Connection
     let loop: EventLoop
     private let state: Locked<State>
-    /// Continuations are resumed inside this lock, and a resumed task takes it once
-    /// when it is back: the runtime orders the resumer's writes before the task's next
-    /// step already, but ThreadSanitizer cannot see that (it reported the loop's write of
-    /// a reply into a caller's frame racing the caller's read); it sees `Locked`. As
-    /// `StreamPump` does with its lock. It guards a byte, not `()`: ThreadSanitizer counts
-    /// `withLock`'s `&value` as a write, and an empty value's address is the next field's
-    /// (it reported `onMessage` as raced).
-    private let resumeFence = Locked<UInt8>(0)
     /// Set for a subscriber: message pushes go here instead of to a caller.
     private let onMessage: MessageHandler?
     /// Writes and reads so far (tests check that commands share writes).
@@ -59,23 +75,44 @@ final class PipelineCore: Sendable {
     var isOpen: Bool { state.withLock { $0.isOpen } }
 
     /// Sends a command and waits for its `replies` replies (the last one is returned).
+    /// A cancelled task stops waiting at once with `.cancelled` (before it is sent:
+    /// nothing is sent); its reply, when it comes, is read and dropped.
     func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1,
                                      timeout: Duration) async throws(RedisError) -> RedisValue {
         let deadline = ContinuousClock.now + timeout
-        let result = await withUnsafeContinuation { (caller: Caller) in
-            var action = State.EnqueueAction.fail(caller, .protocolError("out of memory encoding a command"))
-            _ = CommandFormatter.format(arguments) { bytes in
-                let bytes = EncodedCommand(bytes: bytes)
-                action = state.withLock { $0.enqueue(bytes, replies: replies, deadline: deadline, caller: caller) }
+        let slot = ReplySlot()
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                var wake: (writer: Writer?, caller: UnsafeContinuation<Void, Never>?) = (nil, nil)
+                var formatted = false
+                _ = CommandFormatter.format(arguments) { bytes in
+                    formatted = true
+                    let bytes = EncodedCommand(bytes: bytes)
+                    wake = state.withLock { state in
+                        // Cancelled before it parked: nothing is sent.
+                        guard slot.result == nil else { return (nil, continuation) }
+                        slot.continuation = continuation
+                        switch state.enqueue(bytes, replies: replies, deadline: deadline, caller: slot) {
+                        case .none: return (nil, nil)
+                        case .resumeWriter(let writer): return (writer, nil)
+                        case .fail(_, let error): return (nil, slot.settle(.failure(error)))
+                        }
+                    }
+                }
+                if !formatted {
+                    wake.caller = state.withLock { _ in
+                        slot.continuation = continuation
+                        return slot.settle(.failure(.protocolError("out of memory encoding a command"))) ?? continuation
+                    }
+                }
+                wake.writer?.resume()
+                wake.caller?.resume()
             }
-            switch action {
-            case .none: break
-            case .resumeWriter(let writer): resumeFence.withLock { _ in writer.resume() }
-            case .fail(let caller, let error): resumeFence.withLock { _ in caller.resume(returning: .failure(error)) }
-            }
+        } onCancel: {
+            state.withLock { _ in slot.settle(.failure(.cancelled)) }?.resume()
         }
-        resumeFence.withLock { _ in }
-        return try result.get()
+        // Settled, always: whoever resumed this task recorded the result first.
+        return try state.withLock { _ in slot.result! }.get()
     }
 
     func onClose(_ handler: @escaping @Sendable () -> Void) {
@@ -85,16 +122,21 @@ final class PipelineCore: Sendable {
     /// Closes (once): pending callers fail with `.closed` (the first with
     /// `firstError`), the socket is shut down, the close handlers run.
     func close(failingFirstWith firstError: RedisError = .closed) {
-        perform(state.withLock { $0.close(failingFirstWith: firstError) })
+        settle { $0.close(failingFirstWith: firstError) }
     }
 
-    private func perform(_ closing: State.Closing?) {
-        guard let closing else { return }
-        connection.abort()
-        resumeFence.withLock { _ in
-            closing.writer?.resume()
-            for (caller, error) in closing.callers { caller.resume(returning: .failure(error)) }
+    /// Runs `decide` under the lock and records there the failures of the callers a
+    /// closing fails; then, unlocked, shuts the socket down, resumes the writer and
+    /// those callers, and runs the close handlers.
+    private func settle(_ decide: (inout State) -> State.Closing?) {
+        let settled = state.withLock { state -> (State.Closing, [UnsafeContinuation<Void, Never>])? in
+            guard let closing = decide(&state) else { return nil }
+            return (closing, closing.callers.compactMap { slot, error in slot.settle(.failure(error)) })
         }
+        guard let (closing, callers) = settled else { return }
+        connection.abort()
+        closing.writer?.resume()
+        for caller in callers { caller.resume() }
         for handler in closing.handlers { handler() }
     }
 
@@ -107,10 +149,12 @@ final class PipelineCore: Sendable {
             case .stop:
                 return
             case .idle:
+                // Resumed after the lock is released; the next `takeOutgoing` takes it
+                // again, which orders whoever woke it before what it writes. No
+                // cancellation to handle: the writer ends when the pipeline closes.
                 await withUnsafeContinuation { (writer: Writer) in
-                    if !state.withLock({ $0.parkWriter(writer) }) { resumeFence.withLock { _ in writer.resume() } }
+                    if !state.withLock({ $0.parkWriter(writer) }) { writer.resume() }
                 }
-                resumeFence.withLock { _ in }
             case .write:
                 writes.add(1, ordering: .relaxed)
                 do {
@@ -128,12 +172,13 @@ final class PipelineCore: Sendable {
         let parser = ReplyReader(maxBuffered: limits.maxReplyBytes)
         var replies: [Reply] = []
         var resumptions: [(Caller, Result<RedisValue, RedisError>)] = []
+        var callers: [UnsafeContinuation<Void, Never>] = []
         while let deadline = state.withLock({ $0.readDeadline(now: .now) }) {
             let bytes: [UInt8]
             do {
                 bytes = try await connection.read(maxBytes: limits.readChunk, deadline: deadline)
             } catch IOWaitError.timedOut {
-                perform(state.withLock { $0.expire(now: .now) })
+                settle { $0.expire(now: .now) }
                 continue
             } catch {
                 break
@@ -147,19 +192,21 @@ final class PipelineCore: Sendable {
             } catch {
                 failure = error
             }
-            await deliver(&replies, resumptions: &resumptions)
+            await deliver(&replies, resumptions: &resumptions, callers: &callers)
             if let failure {
                 close(failingFirstWith: failure)
                 break
             }
-            perform(state.withLock { $0.expire(now: .now) })
+            settle { $0.expire(now: .now) }
         }
         close()
     }
 
-    /// Hands `replies` to their callers (one lock for a run of replies) and, in
-    /// subscriber mode, message pushes to `onMessage`, all in arrival order.
-    private func deliver(_ replies: inout [Reply], resumptions: inout [(Caller, Result<RedisValue, RedisError>)]) async {
+    /// Hands `replies` to their callers (one lock for a run of replies, the callers
+    /// resumed after it) and, in subscriber mode, message pushes to `onMessage`, all
+    /// in arrival order.
+    private func deliver(_ replies: inout [Reply], resumptions: inout [(Caller, Result<RedisValue, RedisError>)],
+                         callers: inout [UnsafeContinuation<Void, Never>]) async {
         var start = 0
         while start < replies.count {
             // The run of replies up to the next message push (all of them without onMessage).
@@ -173,17 +220,20 @@ final class PipelineCore: Sendable {
                 end += 1
             }
             if end > start {
-                let closing = state.withLock { state -> State.Closing? in
+                var closing: State.Closing?
+                state.withLock { state in
                     for reply in replies[start..<end] {
-                        if let closing = state.receive(reply, into: &resumptions) { return closing }
+                        closing = state.receive(reply, into: &resumptions)
+                        if closing != nil { break }
                     }
-                    return nil
+                    for (slot, result) in resumptions {
+                        if let caller = slot.settle(result) { callers.append(caller) }
+                    }
                 }
-                resumeFence.withLock { _ in
-                    for (caller, result) in resumptions { caller.resume(returning: result) }
-                }
+                for caller in callers { caller.resume() }
+                callers.removeAll(keepingCapacity: true)
                 resumptions.removeAll(keepingCapacity: true)
-                perform(closing)
+                if let closing { settle { _ in closing } }
             }
             if let message, let onMessage, isOpen {
                 await onMessage(message)

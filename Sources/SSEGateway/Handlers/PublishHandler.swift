@@ -28,19 +28,8 @@ struct PublishHandler: Sendable {
         guard let value = String(validating: request.body, as: UTF8.self) else {
             return .refused(.badRequest, "body is not valid UTF-8")
         }
-        // On the event loop with the in-memory hub: at once, no hop (`publishInPlace`).
-        let outcome: Result<PublishResult, PublishError>
-        if let inPlace = engine.publishInPlace(topic: topic, channel: channel, data: value, event: event) {
-            outcome = inPlace
-        } else {
-            do throws(PublishError) {
-                outcome = .success(try await engine.publish(topic: topic, channel: channel, data: value, event: event))
-            } catch {
-                outcome = .failure(error)
-            }
-        }
         do throws(PublishError) {
-            let result = try outcome.get()
+            let result = try await engine.publish(topic: topic, channel: channel, data: value, event: event)
             return .response(HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"],
                                           body: Array("{\"id\":\"\(result.id)\",\"subscribers\":\(result.subscribers)}\n".utf8)))
         } catch .unavailable {

@@ -3,8 +3,7 @@ import HTTPCore
 import StreamHub
 
 /// `GET /state/<topic>` and `GET /events/<topic>` (and several topics in one
-/// stream, `respond(…topics:)`): registers a subscriber in
-/// the hub *before* the response head goes out (so the subscription is live
+/// stream, `?topic=…`): registers a subscriber in the engine *before* the response head goes out (so the subscription is live
 /// from the moment the client sees the headers), then streams its frames.
 ///
 /// The stream's lifetime is the connection's task, its frames are written by
@@ -38,9 +37,15 @@ struct SubscribeHandler: Sendable {
         ]
     }
 
-    func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
+    /// `GET /state/<topic>`, `/events/<topic>` (one `.plain` slot) and
+    /// `GET /state?topic=…&topic=…`, `/events?topic=…` (`.tagged` slots): one
+    /// subscriber of every topic, registered before the head goes out. A resume
+    /// position comes from `Last-Event-ID` on `/events`: a topic id for one plain
+    /// slot, the stream's cursor (one position per topic) for tagged ones. A token
+    /// must grant every one of the topics.
+    func respond(to request: HTTPRequest, channel: Channel, slots: TopicSlots) async -> Reply {
         let grant: AccessControl.Grant
-        switch access.subscribe(request.head, topics: [topic]) {
+        switch access.subscribe(request.head, topics: slots.names) {
         case .success(let granted): grant = granted
         case .failure(let refusal): return .refusal(refusal)
         }
@@ -49,10 +54,10 @@ struct SubscribeHandler: Sendable {
             // only the head of a streaming answer to HEAD.
             return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in }))
         }
-        let lastEventID = channel == .events ? LastEventID.parse(request.head.headers["Last-Event-ID"]) : nil
         let subscription: Subscription
         do {
-            subscription = try await engine.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
+            subscription = try await engine.subscribe(topics: slots, channel: channel,
+                                                      resumeAfter: resumePositions(request, channel: channel, slots: slots))
         } catch {
             // Nothing is subscribed; EventSource retries by itself after an error status.
             return .refused(.serviceUnavailable, "cannot subscribe now: \(engine.notReadyReason ?? "the cluster's Redis did not answer in time")",
@@ -62,33 +67,14 @@ struct SubscribeHandler: Sendable {
                          until: grant.acceptedUntil)
     }
 
-    /// `GET /state?topic=…&topic=…` and `/events?topic=…`: one subscriber of every
-    /// topic, registered before the head goes out, as for one topic. On `/events` the
-    /// stream's cursor is this connection's: it starts where the engine says and moves
-    /// as frames are written, each value going out as its shared JSON frame with an
-    /// `id: <cursor>` line assembled here in front of it (gaps and heartbeats get none).
-    /// A token must grant every one of the topics.
-    func respond(to request: HTTPRequest, channel: Channel, topics: [String]) async -> Reply {
-        let grant: AccessControl.Grant
-        switch access.subscribe(request.head, topics: topics) {
-        case .success(let granted): grant = granted
-        case .failure(let refusal): return .refusal(refusal)
+    /// Where an `/events` stream resumes in each slot, from `Last-Event-ID`.
+    private func resumePositions(_ request: HTTPRequest, channel: Channel, slots: TopicSlots) -> [UInt64?]? {
+        guard channel == .events else { return nil }
+        let header = request.head.headers["Last-Event-ID"]
+        switch slots.format {
+        case .plain: return [LastEventID.parse(header)]
+        case .tagged: return StreamCursor.parse(header, topicCount: slots.names.count)?.positions.map { $0 }
         }
-        if request.head.method == "HEAD" {
-            return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in }))
-        }
-        let resumeAfter: [UInt64?]? = channel == .events
-            ? StreamCursor.parse(request.head.headers["Last-Event-ID"], topicCount: topics.count)?.positions.map { $0 }
-            : nil
-        let subscription: TopicsSubscription
-        do {
-            subscription = try await engine.subscribe(topics: topics, channel: channel, resumeAfter: resumeAfter)
-        } catch {
-            return .refused(.serviceUnavailable, "cannot subscribe now: \(engine.notReadyReason ?? "the cluster's Redis did not answer in time")",
-                            headers: ["Retry-After": "1"])
-        }
-        return streaming(TopicsSource(subscription, delivery: recorder), finishing: subscription,
-                         until: grant.acceptedUntil)
     }
 
     /// The stream of a subscription, written by the event loop from `source`:
@@ -96,7 +82,7 @@ struct SubscribeHandler: Sendable {
     /// A client that vanishes cancels the subscription; an overflow aborts the
     /// connection (the writer may be stuck in a write to a client that does not
     /// read). The stream ends when the token stops being accepted, if it had one.
-    private func streaming(_ source: some StreamSource, finishing subscription: some SubscriberStream,
+    private func streaming(_ source: some StreamSource, finishing subscription: Subscription,
                            until acceptedUntil: Double?) -> Reply {
         let body = SourcedBody(prelude: retryFrame, source: source,
                                endsAt: TokenExpiry.deadline(acceptedUntil: acceptedUntil)) { stream in
@@ -107,11 +93,3 @@ struct SubscribeHandler: Sendable {
         return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .source(body)))
     }
 }
-
-/// What the stream needs of a subscription, one topic or several.
-protocol SubscriberStream: Sendable {
-    func onFinish(_ handler: @escaping @Sendable (FinishReason) -> Void)
-}
-
-extension Subscription: SubscriberStream {}
-extension TopicsSubscription: SubscriberStream {}

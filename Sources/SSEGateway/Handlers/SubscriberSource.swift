@@ -3,49 +3,28 @@ import HTTPCore
 import Locking
 import StreamHub
 
-/// A one-topic subscription as the source of a pumped SSE stream: the event loop
-/// takes its pending frames at the end of a turn (`Subscription.poll`), so a
-/// publish wakes no task per subscriber. The stream ending from the connection's
-/// side cancels the subscription (it leaves the hub's table).
+/// A subscription as the source of a pumped SSE stream: the event loop takes its
+/// pending frames at the end of a turn (`Subscription.poll`), so a publish wakes no
+/// task per subscriber. The stream ending from the connection's side cancels the
+/// subscription (it leaves the engine's tables).
+///
+/// On a tagged `/events` stream the cursor lives here: it starts where the engine
+/// says and moves as frames are taken, each value going out as its shared JSON frame
+/// with an `id: <cursor>` line assembled in front of it (gaps and heartbeats get
+/// none). Plain streams and `/state` write their frames as they are.
 final class SubscriptionSource: StreamSource {
     private let subscription: Subscription
     private let delivery: DeliveryRecorder
-
-    init(_ subscription: Subscription, delivery: DeliveryRecorder) {
-        self.subscription = subscription
-        self.delivery = delivery
-    }
-
-    func take(orNotify ready: @escaping @Sendable () -> Void) -> StreamTake {
-        StreamTake(subscription.poll(orNotify: ready)) { frames, _ in frames }
-    }
-
-    func written(_ batch: StreamBatch, at time: ContinuousClock.Instant) {
-        delivery.written(batch, on: subscription.channel, at: time)
-    }
-
-    func cancel() {
-        subscription.cancel()
-    }
-}
-
-/// A several-topic subscription as the source of a pumped SSE stream. On `/events`
-/// the stream's cursor lives here: it starts where the engine says and moves as
-/// frames are taken, each value going out as its shared JSON frame with an
-/// `id: <cursor>` line assembled in front of it (gaps and heartbeats get none).
-final class TopicsSource: StreamSource {
-    private let subscription: TopicsSubscription
-    private let delivery: DeliveryRecorder
-    /// False on `/state`, which writes no ids.
+    /// True on a tagged `/events` stream, the one that writes its cursor here.
     private let writesCursor: Bool
     /// Only the pump's single consumer touches it; the lock, uncontended, makes
     /// that visible to the compiler.
     private let cursor: Locked<StreamCursor>
 
-    init(_ subscription: TopicsSubscription, delivery: DeliveryRecorder) {
+    init(_ subscription: Subscription, delivery: DeliveryRecorder) {
         self.subscription = subscription
         self.delivery = delivery
-        writesCursor = subscription.channel == .events
+        writesCursor = subscription.channel == .events && subscription.slots.format == .tagged
         cursor = Locked(StreamCursor(positions: subscription.startPositions))
     }
 

@@ -5,8 +5,9 @@ import HTTPCore
 import StreamCluster
 import StreamHub
 
-/// The running gateway: one hub, one HTTP server, a ticker for heartbeats and
-/// topic sweeping, and the signal handling that shuts it all down cleanly.
+/// The running gateway: one engine, one HTTP server, its maintenance (heartbeats
+/// and topic sweeping at their deadlines, `Maintenance`), and the signal handling
+/// that shuts it all down cleanly.
 ///
 /// With `--tls-cert`/`--tls-key` the same listener speaks HTTPS; `SIGHUP`
 /// reloads the certificate and key (see `TLSSetup`).
@@ -131,7 +132,10 @@ final class Gateway: Sendable {
         async let engineWork: Void = engine.run()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.server.run() }
-            group.addTask { await self.tick() }
+            group.addTask {
+                await Maintenance(engine: self.engine, heartbeatInterval: self.configuration.heartbeatInterval,
+                                  clock: ContinuousClock()).run()
+            }
             group.addTask {
                 var requests = self.stopRequests.makeAsyncIterator()
                 guard let reason = await requests.next() else { return }
@@ -167,57 +171,9 @@ final class Gateway: Sendable {
         }
     }
 
-    /// Heartbeats for idle subscribers, and forgetting empty topics, once a second.
-    private func tick() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            await engine.sendHeartbeats(idleFor: configuration.heartbeatInterval)
-            await engine.sweep()
-        }
-    }
-
     /// Connections to hold when not configured: the descriptor limit less a
     /// reserve for listeners, files and the runtime.
     static func defaultMaxConnections(_ descriptorLimit: UInt64) -> Int {
         max(16, Int(min(descriptorLimit, 1_000_000)) - 64)
-    }
-}
-
-/// Delivers POSIX signals as calls on a dispatch queue, never in a signal handler.
-/// Owned by `Gateway.run()` and used only there.
-///
-/// The handlers are installed synchronously (`SignalPipe`) and only write the
-/// signal's number to a pipe; a dispatch read source turns bytes into calls. So
-/// from the moment `init` returns no signal is lost or fatal, even one that
-/// arrives before the read source is registered (the byte waits in the pipe).
-/// Dispatch signal sources were not: they set up their handler asynchronously,
-/// and `SIG_IGN` in the meantime dropped the signal.
-final class SignalWatcher {
-    private let source: any DispatchSourceRead
-
-    init(signals: [Int32], handler: @escaping @Sendable (String) -> Void) {
-        let queue = DispatchQueue(label: "sse-gateway.signals")
-        source = DispatchSource.makeReadSource(fileDescriptor: SignalPipe.readDescriptor, queue: queue)
-        source.setEventHandler {
-            for number in SignalPipe.drain() { handler(SignalWatcher.name(of: number)) }
-        }
-        source.resume()
-        SignalPipe.install(signals)
-    }
-
-    /// Stops delivering calls. The handlers stay installed (a late signal is
-    /// then a no-op byte in the pipe), so a signal during the last steps of a
-    /// shutdown cannot kill the process with a non-zero status.
-    func cancel() {
-        source.cancel()
-    }
-
-    private static func name(of number: Int32) -> String {
-        switch number {
-        case SIGTERM: return "SIGTERM"
-        case SIGINT: return "SIGINT"
-        case SIGHUP: return "SIGHUP"
-        default: return "signal \(number)"
-        }
     }
 }

@@ -14,9 +14,9 @@ struct Router: Sendable {
     func respond(to request: HTTPRequest) async -> Reply {
         switch Route.match(method: request.head.method, rawPath: request.head.rawPath, query: request.head.query) {
         case .subscribe(let channel, let topic):
-            return await subscribe.respond(to: request, channel: channel, topic: topic)
+            return await subscribe.respond(to: request, channel: channel, slots: .single(topic))
         case .subscribeTopics(let channel, let topics):
-            return await subscribe.respond(to: request, channel: channel, topics: topics)
+            return await subscribe.respond(to: request, channel: channel, slots: .tagged(topics))
         case .badTopics(let problem):
             return .refused(.badRequest, problem.reason)
         case .publish(let channel, let topic):

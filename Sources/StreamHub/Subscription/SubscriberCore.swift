@@ -35,10 +35,10 @@ final class SubscriberCore: Sendable {
         }
     }
 
-    init(key: SubscriberKey, mode: SubscriberQueue.Mode, marked: Bool = false, now: ContinuousClock.Instant,
+    init(key: SubscriberKey, mode: SubscriberQueue.Mode, now: ContinuousClock.Instant,
          counters: HubCounters, hub: Hub) {
         self.key = key
-        self.queue = Locked(SubscriberQueue(mode: mode, marked: marked, now: now))
+        self.queue = Locked(SubscriberQueue(mode: mode, marked: key.slots.isMarked, now: now))
         self.counters = counters
         self.home = Home(hub)
         self.moreHomes = []
@@ -46,11 +46,11 @@ final class SubscriberCore: Sendable {
 
     /// A subscriber held by every one of `hubs` (at least two: the shards of a
     /// several-topic stream). However it finishes, every one of them is told.
-    init(key: SubscriberKey, mode: SubscriberQueue.Mode, marked: Bool, now: ContinuousClock.Instant,
+    init(key: SubscriberKey, mode: SubscriberQueue.Mode, now: ContinuousClock.Instant,
          counters: HubCounters, hubs: [Hub]) {
         precondition(hubs.count >= 2, "a subscriber of one hub takes the other init")
         self.key = key
-        self.queue = Locked(SubscriberQueue(mode: mode, marked: marked, now: now))
+        self.queue = Locked(SubscriberQueue(mode: mode, marked: key.slots.isMarked, now: now))
         self.counters = counters
         self.home = Home(hubs[0])
         self.moreHomes = hubs.dropFirst().map(Home.init)
@@ -76,8 +76,14 @@ final class SubscriberCore: Sendable {
         queue.withLock { $0.push(frame, mark: mark, now: now) }
     }
 
-    func heartbeat(now: ContinuousClock.Instant, idleFor: Duration) -> SubscriberQueue.PushAction? {
-        queue.withLock { $0.heartbeat(now: now, idleFor: idleFor) }
+    /// Queues a heartbeat if one is due (`SubscriberQueue.heartbeat`), and says when
+    /// the next one will be (`SubscriberQueue.silenceEnds`), in one lock.
+    func heartbeat(now: ContinuousClock.Instant,
+                   idleFor: Duration) -> (action: SubscriberQueue.PushAction?, silenceEnds: ContinuousClock.Instant?) {
+        queue.withLock { queue in
+            let action = queue.heartbeat(now: now, idleFor: idleFor)
+            return (action, queue.silenceEnds(idleFor: idleFor))
+        }
     }
 
     /// Queues a new subscriber's first frames on top of its limit (`SubscriberQueue.pushFirst`);
@@ -95,13 +101,9 @@ final class SubscriberCore: Sendable {
 
     // MARK: Consumer side
 
-    /// Waits for frames; returns all pending ones, or nil once finished. A cancelled
-    /// task finishes the subscriber with `.cancelled` (also if cancelled before it parks).
-    func nextBatch() async -> [[UInt8]]? {
-        await nextMarkedBatch()?.frames
-    }
-
-    /// `nextBatch`, with each frame's mark on a marked queue (else `marks` is empty).
+    /// Waits for frames; returns all pending ones with each one's mark on a marked
+    /// queue (else `marks` is empty), or nil once finished. A cancelled task finishes
+    /// the subscriber with `.cancelled` (also if cancelled before it parks).
     func nextMarkedBatch() async -> (frames: [[UInt8]], marks: [FrameMark])? {
         if Task.isCancelled {
             finish(.cancelled, fromConsumer: true)

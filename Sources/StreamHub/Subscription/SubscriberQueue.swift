@@ -188,6 +188,13 @@ struct SubscriberQueue: Sendable {
         }
     }
 
+    /// When this subscriber's silence reaches `idleFor` (its heartbeat is due then),
+    /// if nothing is pending; nil when finished or frames wait to be written.
+    func silenceEnds(idleFor: Duration) -> ContinuousClock.Instant? {
+        if case .finished = state { return nil }
+        return pending.isEmpty ? lastActivity + idleFor : nil
+    }
+
     /// Queues a heartbeat if nothing is pending and nothing was queued for `idleFor`
     /// (an idleness of exactly `idleFor` qualifies). Returns nil when none was queued.
     mutating func heartbeat(now: ContinuousClock.Instant, idleFor: Duration) -> PushAction? {

@@ -1,26 +1,50 @@
-/// One subscriber of one topic's channel, with a single consumer.
+/// One subscriber of one channel of a set of topic slots (`TopicSlots`), with a
+/// single consumer: one `SubscriberCore` and one bounded queue that every one of its
+/// topics feeds, whether it follows one topic or 32.
+///
+/// A `.tagged` stream's frames are the shared JSON frames of `TopicFrameEncoder`,
+/// each with its `FrameMark`; its cursor is the consumer's: it starts at
+/// `startPositions` and moves to a mark's id when the consumer writes that frame.
+/// A `.plain` stream's frames are the topic's own and carry no marks.
 ///
 /// The consumer loops `while let batch = await sub.nextBatch() { … }`. The subscription
 /// ends — exactly once, reported to `onFinish` handlers — when the consumer calls
-/// `cancel()`, its task is cancelled, the `Subscription` is dropped, an events queue
-/// overflows, or the hub shuts down.
+/// `cancel()`, its task is cancelled, the `Subscription` is dropped, the queue
+/// overflows, or the engine shuts down; it then leaves every topic's table at once.
 public final class Subscription: Sendable {
     public let channel: Channel
-    public let topic: String
+    /// The slots, in parameter order (a mark's slot indexes `slots.names`).
+    public let slots: TopicSlots
+    /// Where the stream starts in each slot: the position it resumed from, else the
+    /// topic's last id on the channel when the subscription began (0 for none).
+    public let startPositions: [UInt64]
     private let core: SubscriberCore
 
-    init(core: SubscriberCore) {
+    init(core: SubscriberCore, startPositions: [UInt64]) {
         self.channel = core.key.channel
-        self.topic = core.key.topic
+        self.slots = core.key.slots
+        self.startPositions = startPositions
         self.core = core
     }
+
+    /// The topics, in slot order.
+    public var topics: [String] { slots.names }
+
+    /// The first (for a `.plain` stream, the only) topic.
+    public var topic: String { slots.names[0] }
 
     /// Waits until frames are pending and returns all of them, oldest first (one
     /// `writev`), or nil once finished. Cancelling the calling task — before or during
     /// the wait — finishes the subscription with `.cancelled` and returns nil.
     /// Must not be called concurrently with itself.
     public func nextBatch() async -> [[UInt8]]? {
-        await core.nextBatch()
+        await core.nextMarkedBatch()?.frames
+    }
+
+    /// `nextBatch` with each frame's mark (`marks[i]` is `frames[i]`'s; empty on a
+    /// `.plain` stream).
+    public func nextMarkedBatch() async -> (frames: [[UInt8]], marks: [FrameMark])? {
+        await core.nextMarkedBatch()
     }
 
     /// Takes the pending frames without waiting, or arranges for `ready` to be called
@@ -33,7 +57,7 @@ public final class Subscription: Sendable {
 
     /// Ends the subscription with `.cancelled`; later calls do nothing. The hub's
     /// subscriber gauge is exact when this returns; the subscriber leaves the topic
-    /// table before the hub's next call.
+    /// tables before the hub's next call.
     public func cancel() {
         core.finish(.cancelled, fromConsumer: true)
     }

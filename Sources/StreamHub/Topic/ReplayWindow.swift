@@ -68,16 +68,6 @@ struct ReplayWindow {
         }
     }
 
-    /// Frames of held events with id greater than `id`, oldest first.
-    func frames(after id: UInt64) -> [[UInt8]] {
-        var frames: [[UInt8]] = []
-        for index in 0..<count {
-            let entry = entry(at: index)
-            if entry.id > id { frames.append(entry.frame) }
-        }
-        return frames
-    }
-
     /// Ids and frames of held events with id greater than `id`, oldest first.
     func entries(after id: UInt64) -> [(id: UInt64, frame: [UInt8])] {
         var entries: [(id: UInt64, frame: [UInt8])] = []

@@ -10,18 +10,19 @@ struct Topic: Sendable {
     private(set) var stateFrame: [UInt8]?
     /// Recent events for `Last-Event-ID`.
     private(set) var window: ReplayWindow
-    private(set) var stateSubscribers: [UInt64: SubscriberCore] = [:]
-    private(set) var eventsSubscribers: [UInt64: SubscriberCore] = [:]
-    /// Several-topic subscribers, with their slot for this topic. The same core sits
-    /// in the table of each of its topics; these get the JSON frames.
-    private(set) var stateTopicsSubscribers: [UInt64: SlotEntry] = [:]
-    private(set) var eventsTopicsSubscribers: [UInt64: SlotEntry] = [:]
+    /// Every subscriber of each channel that follows this topic, with the slot the
+    /// topic is in its stream (0 for a one-topic stream). A several-topic subscriber
+    /// sits in the table of each of its topics.
+    private(set) var stateSubscribers: [UInt64: SlotEntry] = [:]
+    private(set) var eventsSubscribers: [UInt64: SlotEntry] = [:]
 
-    /// A several-topic subscriber in one of its topics' tables.
+    /// A subscriber in this topic's table.
     struct SlotEntry: Sendable {
         let core: SubscriberCore
-        /// This topic's index in the subscriber's topics.
+        /// This topic's index in the subscriber's slots.
         let slot: Int
+        /// Whether it takes tagged frames (else the topic's own frame, as it is).
+        let tagged: Bool
     }
 
     init(configuration: HubConfiguration) {
@@ -35,60 +36,42 @@ struct Topic: Sendable {
         }
     }
 
-    func subscribers(_ channel: Channel) -> [UInt64: SubscriberCore] {
+    func subscribers(_ channel: Channel) -> [UInt64: SlotEntry] {
         switch channel {
         case .state: stateSubscribers
         case .events: eventsSubscribers
         }
     }
 
-    func topicsSubscribers(_ channel: Channel) -> [UInt64: SlotEntry] {
-        switch channel {
-        case .state: stateTopicsSubscribers
-        case .events: eventsTopicsSubscribers
-        }
-    }
-
     /// Every core in the tables (a several-topic one once per topic it follows).
     var allSubscribers: [SubscriberCore] {
-        Array(stateSubscribers.values) + Array(eventsSubscribers.values)
-            + stateTopicsSubscribers.values.map(\.core) + eventsTopicsSubscribers.values.map(\.core)
+        stateSubscribers.values.map(\.core) + eventsSubscribers.values.map(\.core)
     }
 
-    /// Subscribers of the channel counted here: single-topic ones, and the several-topic
-    /// ones whose first topic this is (so each is counted once across topics).
+    /// Subscribers of the channel counted here: those whose first slot this topic is
+    /// (so a several-topic one is counted once across its topics).
     func ownCount(_ channel: Channel) -> Int {
-        subscribers(channel).count + topicsSubscribers(channel).values.reduce(0) { $0 + ($1.slot == 0 ? 1 : 0) }
+        subscribers(channel).values.reduce(0) { $0 + ($1.slot == 0 ? 1 : 0) }
     }
 
     /// Every subscriber of the channel that receives this topic's values.
     func reachCount(_ channel: Channel) -> Int {
-        subscribers(channel).count + topicsSubscribers(channel).count
+        subscribers(channel).count
     }
 
-    mutating func insert(_ core: SubscriberCore) {
-        switch core.key.channel {
-        case .state: stateSubscribers[core.key.id] = core
-        case .events: eventsSubscribers[core.key.id] = core
-        }
-    }
-
-    /// Registers a several-topic subscriber whose `slot` this topic is.
+    /// Registers a subscriber whose `slot` this topic is.
     mutating func insert(_ core: SubscriberCore, slot: Int) {
+        let entry = SlotEntry(core: core, slot: slot, tagged: core.key.slots.isMarked)
         switch core.key.channel {
-        case .state: stateTopicsSubscribers[core.key.id] = SlotEntry(core: core, slot: slot)
-        case .events: eventsTopicsSubscribers[core.key.id] = SlotEntry(core: core, slot: slot)
+        case .state: stateSubscribers[core.key.id] = entry
+        case .events: eventsSubscribers[core.key.id] = entry
         }
     }
 
     mutating func remove(_ key: SubscriberKey) {
         switch key.channel {
-        case .state:
-            stateSubscribers[key.id] = nil
-            stateTopicsSubscribers[key.id] = nil
-        case .events:
-            eventsSubscribers[key.id] = nil
-            eventsTopicsSubscribers[key.id] = nil
+        case .state: stateSubscribers[key.id] = nil
+        case .events: eventsSubscribers[key.id] = nil
         }
     }
 
@@ -104,52 +87,33 @@ struct Topic: Sendable {
         }
     }
 
-    /// What a new events subscriber resuming after `lastEventID` receives first.
+    /// What a new events subscriber resuming after `lastEventID` receives first in
+    /// `slot` of `slots`, each frame as that stream writes it:
     ///
     /// - nil, or newer than the last id: nothing (treated as absent).
     /// - otherwise every held event with a greater id, preceded by `gap(N+1)` when an
     ///   event with id > N has left the window (for contiguous ids: N+1 is older than
     ///   the first held id, or the window is empty while N < last id). Comparing with
-    ///   the newest evicted id, not `first - 1`, keeps ids skipped by the external-id
-    ///   seam from being reported as lost.
-    mutating func replay(after lastEventID: UInt64?, now: ContinuousClock.Instant) -> (frames: [[UInt8]], gap: Bool) {
+    ///   the newest evicted id, not `first - 1`, keeps ids skipped by a cluster
+    ///   (`skipEvents`) from being reported as lost.
+    mutating func replay(after lastEventID: UInt64?, slot: Int, of slots: TopicSlots,
+                         now: ContinuousClock.Instant) -> (frames: [([UInt8], FrameMark?)], gap: Bool) {
         guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], false) }
         window.prune(now: now)
-        var frames: [[UInt8]] = []
+        var frames: [([UInt8], FrameMark?)] = []
         let gap = resumeAfter < window.lastEvictedID
         if gap {
-            frames.append(SSEEncoder.gap(firstMissingID: resumeAfter + 1))
-        }
-        frames += window.frames(after: resumeAfter)
-        return (frames, gap)
-    }
-
-    /// What a new several-topic events subscriber resuming after `lastEventID` receives
-    /// first, as JSON frames of topic `name` with their marks for `slot`: the same
-    /// rules as `replay`, a gap as `TopicFrameEncoder.gap`.
-    mutating func topicsReplay(after lastEventID: UInt64?, name: String, slot: Int,
-                               now: ContinuousClock.Instant) -> (frames: [([UInt8], FrameMark)], gap: Bool) {
-        guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], false) }
-        window.prune(now: now)
-        var frames: [([UInt8], FrameMark)] = []
-        let gap = resumeAfter < window.lastEvictedID
-        if gap {
-            frames.append((TopicFrameEncoder.gap(topic: name, firstMissingID: resumeAfter + 1), FrameMark(slot: slot, id: 0)))
+            frames.append(slots.gapFrame(slot: slot, firstMissingID: resumeAfter + 1))
         }
         for (id, frame) in window.entries(after: resumeAfter) {
-            let fields = TopicFrameEncoder.fields(of: frame)
-            frames.append((TopicFrameEncoder.event(topic: name, id: id, event: fields.event, data: fields.data),
-                           FrameMark(slot: slot, id: id)))
+            frames.append(slots.valueFrame(frame, id: id, slot: slot))
         }
         return (frames, gap)
     }
 
-    /// The current state value as a JSON frame of topic `name`, marked for `slot`.
-    func topicsStateFrame(name: String, slot: Int) -> ([UInt8], FrameMark)? {
-        guard let stateFrame else { return nil }
-        let fields = TopicFrameEncoder.fields(of: stateFrame)
-        return (TopicFrameEncoder.event(topic: name, id: stateLastID, event: fields.event, data: fields.data),
-                FrameMark(slot: slot, id: stateLastID))
+    /// The current state value as `slot` of `slots` writes it, if there is one.
+    func stateSnapshot(slot: Int, of slots: TopicSlots) -> ([UInt8], FrameMark?)? {
+        stateFrame.map { slots.valueFrame($0, id: stateLastID, slot: slot) }
     }
 
     /// Moves the events channel to `id` for events that are gone (a cluster's
@@ -167,7 +131,6 @@ struct Topic: Sendable {
 
     var hasSubscribers: Bool {
         !stateSubscribers.isEmpty || !eventsSubscribers.isEmpty
-            || !stateTopicsSubscribers.isEmpty || !eventsTopicsSubscribers.isEmpty
     }
 
     /// Whether anything here is worth keeping: subscribers, a state value, or events

@@ -1,14 +1,15 @@
 import HTTPCore
-import StreamHub
+@testable import StreamHub
 import Testing
 
-/// A publish handler on the event loop publishes to a hub on the loop's executor
-/// without a hop; anywhere else it must take the hop (`publishInPlace` gives nil).
+/// `Hub.publish` called on the event loop publishes to a hub on the loop's executor
+/// without a hop; anywhere else it must take the hop (`publishInPlace`, the first
+/// thing `publish` tries, gives nil).
 struct PublishInPlaceTests {
     @Test func onTheLoopThreadTheHubPublishesInPlace() async throws {
         let loop = EventLoop.shared
         let hub = Hub(executor: loop.actorExecutor)
-        let subscription = try await hub.subscribe(topic: "t", channel: .events, lastEventID: nil)
+        let subscription = await hub.subscribe(topic: "t", channel: .events, lastEventID: nil)
         defer { subscription.cancel() }
         let inPlace = await withTaskExecutorPreference(loop) {
             hub.publishInPlace(topic: "t", channel: .events, data: "a", event: nil)
