@@ -74,7 +74,7 @@ struct ConfigurationTests {
     @Test func defaultsAreTheDocumentedOnes() throws {
         let c = try configuration([])
         #expect(c == GatewayConfiguration())
-        #expect(c.host == "127.0.0.1" && c.port == 8080 && c.publicDirectory == "./public")
+        #expect(c.host == "127.0.0.1" && c.port == 8080 && c.publicDirectory == nil)
         #expect(c.retryMilliseconds == 2000 && c.heartbeatInterval == .seconds(15))
         #expect(c.eventsQueueLimit == 1024 && c.replayCount == 256 && c.replayMaxAge == .seconds(300))
         #expect(c.maxBodyBytes == 65536 && c.maxHeaderBytes == 16384 && c.maxURIBytes == 8192)

@@ -16,8 +16,9 @@ struct GatewayConfiguration: Sendable, Equatable {
     var host = "127.0.0.1"
     /// TCP port to listen on; 0 asks the kernel for an ephemeral port.
     var port = 8080
-    /// Directory served for `GET /` and `GET /<file>`.
-    var publicDirectory = "./public"
+    /// Directory served for `GET /` and `GET /<file>`; nil serves the page built
+    /// into the executable (from `public/` at build time).
+    var publicDirectory: String? = nil
     /// Value of the `retry:` line that opens every stream (0 or more).
     var retryMilliseconds = 2000
     /// Silence after which a stream gets a `: hb` comment (more than zero).

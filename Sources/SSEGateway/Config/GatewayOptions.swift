@@ -51,8 +51,8 @@ enum GatewayOptions {
                       apply: { config, text throws(ValueProblem) in
                           config.port = try OptionValue.integer(text, in: 0...65535) }),
         GatewayOption(name: "public", kind: .value(placeholder: "DIR"),
-                      summary: "Directory served for GET / and GET /<file>.",
-                      defaultText: { $0.publicDirectory },
+                      summary: "Directory served for GET / and GET /<file> instead of the built-in page.",
+                      defaultText: { $0.publicDirectory ?? "none (the page built into the executable)" },
                       apply: { config, text throws(ValueProblem) in config.publicDirectory = try OptionValue.text(text) }),
         GatewayOption(name: "retry-ms", kind: .value(placeholder: "MS"),
                       summary: "Reconnect delay sent to clients in the retry: line, in ms.",

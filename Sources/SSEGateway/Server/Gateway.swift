@@ -81,7 +81,8 @@ final class Gateway: Sendable {
             publish: PublishHandler(engine: engine, access: access),
             metrics: MetricsHandler(engine: engine, counters: counters, authFailures: access.failures,
                                     delivery: delivery, descriptorLimit: limit),
-            files: StaticFiles(root: configuration.publicDirectory))
+            files: configuration.publicDirectory.map { StaticFiles(root: $0) }
+                ?? StaticFiles(embedded: .page))
         let accessLog = configuration.accessLog
         server = try HTTPServer(configuration: serverConfiguration, loops: loops, counters: counters, tls: tls,
                                 onAcceptError: { error in Log.error("accept: \(error); backing off") },
@@ -119,7 +120,7 @@ final class Gateway: Sendable {
             }
         } : nil
         defer { signals?.cancel() }
-        Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory); "
+        Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory ?? "the built-in page"); "
             + "max connections \(server.configuration.maxConnections), open-file limit \(descriptorLimit), "
             + "\(loops.count) event loop\(loops.count == 1 ? "" : "s")")
         if let certificate = server.tls?.context.certificate {
