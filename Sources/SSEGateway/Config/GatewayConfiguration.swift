@@ -64,6 +64,10 @@ struct GatewayConfiguration: Sendable, Equatable {
     var corsOrigin = "*"
     /// Time streams get to end cleanly on SIGTERM/SIGINT before being cut.
     var shutdownGrace: Duration = .seconds(2)
+    /// On a stop, how long streams go on after `/readyz` turned `503` (0 or more).
+    var drainDelay: Duration = .zero
+    /// On a stop, each stream's last `retry:` is drawn from 0 to this (0 or more).
+    var drainSpread: Duration = .seconds(5)
     /// Whether each request is logged to standard output.
     var accessLog = false
     /// The cluster's Redis; nil keeps every topic in this process (the default).

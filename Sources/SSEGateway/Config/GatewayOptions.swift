@@ -154,6 +154,16 @@ enum GatewayOptions {
                       defaultText: { OptionValue.format($0.shutdownGrace) },
                       apply: { config, text throws(ValueProblem) in
                           config.shutdownGrace = try OptionValue.duration(text, allowZero: true) }),
+        GatewayOption(name: "drain-delay", kind: .value(placeholder: "DURATION"),
+                      summary: "On SIGTERM/SIGINT, time streams go on after /readyz turned 503.",
+                      defaultText: { OptionValue.format($0.drainDelay) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.drainDelay = try OptionValue.duration(text, allowZero: true) }),
+        GatewayOption(name: "drain-spread", kind: .value(placeholder: "DURATION"),
+                      summary: "Then each stream ends with a retry: drawn at random from 0 to this.",
+                      defaultText: { OptionValue.format($0.drainSpread) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.drainSpread = try OptionValue.duration(text, allowZero: true) }),
         GatewayOption(name: "access-log", kind: .toggle,
                       summary: "Log one line per request to standard output.",
                       defaultText: { $0.accessLog ? "on" : "off" },

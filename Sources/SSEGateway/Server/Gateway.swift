@@ -26,6 +26,8 @@ final class Gateway: Sendable {
     let loops: [EventLoop]
     /// Delivery latency and frames per write: the subscribe handler records, `/metrics` shows.
     let delivery: DeliveryMetrics
+    /// Every open stream and whether `/readyz` says ready: what a stop drains.
+    let drain = StreamDrain()
     /// The open-descriptor limit in force, for the start line.
     private let descriptorLimit: UInt64
     private let stopRequests: AsyncStream<String>
@@ -77,7 +79,7 @@ final class Gateway: Sendable {
         self.delivery = delivery
         let router = Router(
             subscribe: SubscribeHandler(engine: engine, access: access, retryMilliseconds: configuration.retryMilliseconds,
-                                        delivery: delivery),
+                                        delivery: delivery, drain: drain),
             publish: PublishHandler(engine: engine, access: access),
             metrics: MetricsHandler(engine: engine, counters: counters, authFailures: access.failures,
                                     delivery: delivery, descriptorLimit: limit),
@@ -135,6 +137,7 @@ final class Gateway: Sendable {
             group.addTask {
                 var requests = self.stopRequests.makeAsyncIterator()
                 guard let reason = await requests.next() else { return }
+                await self.drainStreams(reason: reason)
                 Log.info("stopping (\(reason)): no new connections, ending every stream")
                 self.server.shutdown()
                 await self.engine.shutdown()
@@ -151,6 +154,45 @@ final class Gateway: Sendable {
         await engine.shutdown()
         await engineWork
         Log.info("stopped")
+    }
+
+    /// The drain before the shutdown proper (`DrainSchedule`): not ready at once,
+    /// streams go on for `--drain-delay` (a second stop request cuts it short), then
+    /// each is sent a `retry:` drawn over `--drain-spread` and ended.
+    private func drainStreams(reason: String) async {
+        var schedule = DrainSchedule(delay: configuration.drainDelay, spread: configuration.drainSpread)
+        var action = schedule.handle(.stopRequested)
+        while true {
+            switch action {
+            case .none:
+                return
+            case .notReady(let wait):
+                drain.markNotReady()
+                Log.info("draining (\(reason)): /readyz answers 503; streams go on for \(OptionValue.format(wait))")
+                // The delay, or a second stop request, whichever comes first.
+                let second = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { (try? await Task.sleep(for: wait)) == nil }
+                    group.addTask {
+                        // The stop task's own iterator waits meanwhile: one consumer at a time.
+                        var requests = self.stopRequests.makeAsyncIterator()
+                        return await requests.next() != nil
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+                action = schedule.handle(second ? .stopRequested : .delayElapsed)
+            case .endStreams:
+                let spread = schedule
+                let count = drain.endAll {
+                    var random = SystemRandomNumberGenerator()
+                    return spread.retryMilliseconds(using: &random)
+                }
+                Log.info("draining: \(count) stream\(count == 1 ? "" : "s") sent a retry: spread over "
+                    + "\(OptionValue.format(configuration.drainSpread)) and ended")
+                return
+            }
+        }
     }
 
     /// Loads the TLS certificate and key again (`SIGHUP`): new connections get
