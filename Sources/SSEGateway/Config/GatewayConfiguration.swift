@@ -38,6 +38,8 @@ struct GatewayConfiguration: Sendable, Equatable {
     /// Open connections allowed at once; nil means "derive from the open-file
     /// limit at start" (the listener decides, this type only carries the choice).
     var maxConnections: Int? = nil
+    /// Connections allowed at once from one client address; nil: no such cap (the default).
+    var maxConnectionsPerIP: Int? = nil
     /// Event-loop threads (each with its connections and a shard of the topics);
     /// nil means "as many as the cores the process may run on" (its CPU affinity).
     var loops: Int? = nil

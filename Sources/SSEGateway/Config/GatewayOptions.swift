@@ -51,8 +51,8 @@ enum GatewayOptions {
                       apply: { config, text throws(ValueProblem) in
                           config.port = try OptionValue.integer(text, in: 0...65535) }),
         GatewayOption(name: "public", kind: .value(placeholder: "DIR"),
-                      summary: "Directory served for GET / and GET /<file> instead of the built-in page.",
-                      defaultText: { $0.publicDirectory ?? "none (the page built into the executable)" },
+                      summary: "Directory served at / instead of the page built into the executable.",
+                      defaultText: { $0.publicDirectory ?? "none (the built-in page)" },
                       apply: { config, text throws(ValueProblem) in config.publicDirectory = try OptionValue.text(text) }),
         GatewayOption(name: "retry-ms", kind: .value(placeholder: "MS"),
                       summary: "Reconnect delay sent to clients in the retry: line, in ms.",
@@ -96,6 +96,12 @@ enum GatewayOptions {
                       defaultText: { $0.maxConnections.map { "\($0)" } ?? "auto (from the open-file limit)" },
                       apply: { config, text throws(ValueProblem) in
                           config.maxConnections = text == "auto"
+                              ? nil : try OptionValue.integer(text, in: 1...1_000_000) }),
+        GatewayOption(name: "max-connections-per-ip", kind: .value(placeholder: "COUNT"),
+                      summary: "Connections allowed from one client address, or 'off'.",
+                      defaultText: { $0.maxConnectionsPerIP.map { "\($0)" } ?? "off" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.maxConnectionsPerIP = text == "off"
                               ? nil : try OptionValue.integer(text, in: 1...1_000_000) }),
         GatewayOption(name: "loops", kind: .value(placeholder: "COUNT"),
                       summary: "Event-loop threads (connections and topics spread), or 'auto'.",

@@ -54,8 +54,11 @@ struct MetricsHandler: Sendable {
                      value: counters.bytesWritten.load(ordering: .relaxed))
         text.counter("sse_gateway_connections_accepted_total", help: "Connections accepted.",
                      value: counters.accepted.load(ordering: .relaxed))
-        text.counter("sse_gateway_connections_refused_total", help: "Connections refused with 503 over the connection cap.",
-                     value: counters.refused.load(ordering: .relaxed))
+        text.counter("sse_gateway_connections_refused_total",
+                     help: "Connections refused with 503: over the connection cap (max_connections) "
+                         + "or over the cap for one client address (per_ip).",
+                     samples: [(labels: [("reason", "max_connections")], value: counters.refused.load(ordering: .relaxed)),
+                               (labels: [("reason", "per_ip")], value: counters.refusedPerAddress.load(ordering: .relaxed))])
         text.counter("sse_gateway_accept_backoffs_total", help: "Accepts deferred because descriptors ran out.",
                      value: counters.acceptBackoffs.load(ordering: .relaxed))
         text.counter("sse_gateway_tls_handshake_failures_total",

@@ -70,6 +70,7 @@ final class Gateway: Sendable {
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.bodyTimeout = configuration.bodyTimeout
         serverConfiguration.maxConnections = configuration.maxConnections ?? Gateway.defaultMaxConnections(limit)
+        serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerIP
         // One policy for every answer: the handlers' replies and the HTTP layer's own refusals.
         let policy = ResponsePolicy(corsOrigin: configuration.corsOrigin)
         serverConfiguration.refusal = { status, reason in policy.refusal(status, reason) }
