@@ -83,7 +83,7 @@ final class Gateway: Sendable {
                                         delivery: delivery, drain: drain),
             publish: PublishHandler(engine: engine, access: access),
             metrics: MetricsHandler(engine: engine, counters: counters, authFailures: access.failures,
-                                    delivery: delivery, descriptorLimit: limit),
+                                    delivery: delivery, descriptorLimit: limit, drain: drain),
             files: configuration.publicDirectory.map { StaticFiles(root: $0) }
                 ?? StaticFiles(embedded: .page))
         let accessLog = configuration.accessLog
@@ -112,9 +112,10 @@ final class Gateway: Sendable {
     /// Serves until stopped, then shuts down gracefully (see the type's doc).
     /// - Parameter handlingSignals: false in tests that run a gateway inside the test process.
     func run(handlingSignals: Bool = true) async {
-        // One watcher for every signal: they share one pipe. SIGHUP is only
-        // taken over with TLS (otherwise it keeps its default effect).
-        let watched = server.tls == nil ? [SIGTERM, SIGINT] : [SIGTERM, SIGINT, SIGHUP]
+        // One watcher for every signal: they share one pipe. SIGHUP reloads the
+        // TLS files; without TLS it is logged and ignored (`systemctl reload`
+        // must never stop the service).
+        let watched = [SIGTERM, SIGINT, SIGHUP]
         let signals = handlingSignals ? SignalWatcher(signals: watched) { [self] name in
             if name == "SIGHUP" {
                 reloadCertificate()
@@ -200,7 +201,10 @@ final class Gateway: Sendable {
     /// the new ones, open streams keep theirs. A failure is logged and the
     /// previous certificate stays in use.
     func reloadCertificate() {
-        guard let tls = server.tls else { return }
+        guard let tls = server.tls else {
+            Log.info("SIGHUP: no TLS certificate to reload (serving plain HTTP); still running")
+            return
+        }
         do {
             let context = try tls.reload()
             Log.info("reloaded the TLS certificate: now serving \(context.certificate.map(\.description) ?? "?")")
