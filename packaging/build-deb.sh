@@ -59,7 +59,7 @@ Upstream-Name: streams
 Comment: the server-sent events gateway of the streams project, packaged from its repository.
 
 Files: *
-Copyright: the streams authors
+Copyright: 2026 the streams authors
 License: MIT
  Permission is hereby granted, free of charge, to any person obtaining a copy
  of this software and associated documentation files (the "Software"), to deal

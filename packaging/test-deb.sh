@@ -18,7 +18,7 @@ deb=$(bash packaging/build-deb.sh | tail -n 1)
 [ -f "$deb" ] || fail "no package built"
 
 echo "== lintian $deb"
-lintian --no-tag-display-limit --fail-on error "$deb" || fail "lintian reported errors (above)"
+lintian --tag-display-limit 0 --fail-on error "$deb" || fail "lintian reported errors (above)"
 echo "lintian: no errors"
 
 echo "== dpkg -i"

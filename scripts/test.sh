@@ -7,11 +7,11 @@
 #                                  executable tests (the end-to-end ones twice: in memory
 #                                  and on Redis), the reliability suite (churn, stalled
 #                                  readers, load), the browser page in headless Chromium,
-#                                  the Debian package and deploy/ checks, then
+#                                  the deploy/ checks, the Debian package's checks, then
 #                                  fuzzing (60 s a target) and the suite (less the
 #                                  reliability suite) under ThreadSanitizer and
 #                                  AddressSanitizer (see the README for how long it takes)
-#   bash scripts/test.sh --quick   the same without fuzzing and sanitizers
+#   bash scripts/test.sh --quick   the same without the package, fuzzing and sanitizers
 #
 # The reliability suite runs on its own: it loads both cores for a minute and a half,
 # which would starve the timing-sensitive socket tests if they ran beside it.
@@ -53,7 +53,14 @@ SSE_GATEWAY_LOOPS=1 swift test --filter Reliability
 echo "== browser tests"
 bash Tests/browser/run.sh
 
+echo "== deploy/: promtool check rules, the dashboard's JSON (DeployFilesTests, above, checks the metric names)"
+bash deploy/check.sh
+
 if $full; then
+    # The Debian package: a static-stdlib release build (about 3 minutes on 2 cores),
+    # lintian, dpkg -i, systemd-analyze verify, the page served from /, dpkg --purge.
+    echo "== the Debian package (packaging/test-deb.sh)"
+    bash packaging/test-deb.sh
     echo "== fuzzing, 60 s a target"
     bash Fuzz/run-all.sh 60
     echo "== sanitizers"
