@@ -20,8 +20,8 @@ RUN_PACKAGES=(libssl-dev pkg-config libhiredis-dev)
 # Python venv (browser tests).
 TEST_PACKAGES=(curl openssl redis-server redis-sentinel libnghttp2-dev nghttp2-client wrk
                chromium python3 python3-venv python3-pip)
-# The package and deploy checks: dpkg-deb and lintian, systemd-analyze, promtool, man.
-PACKAGE_PACKAGES=(dpkg-dev fakeroot lintian systemd prometheus man-db)
+# The package and deploy checks: dpkg-shlibdeps, lintian, systemd-analyze, promtool, man.
+PACKAGE_PACKAGES=(dpkg-dev lintian systemd prometheus man-db)
 
 print_only=false
 if [ "${1:-}" = "--print" ]; then print_only=true; shift; fi
