@@ -40,7 +40,12 @@ let package = Package(
         // gateway, the load tool and the tests, so each rule has one definition.
         .target(name: "GatewayAPI", dependencies: ["HTTPCore", "StreamHub", "JWT"]),
         // The executable: handlers, SSE streams, publishing, static files, metrics, CLI.
-        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "JWT"]),
+        // The page in public/ is compiled in (EmbedPage plugin): served from any directory.
+        .executableTarget(name: "SSEGateway", dependencies: ["GatewayAPI", "HTTPCore", "StreamHub", "StreamCluster", "RedisClient", "JWT"],
+                          plugins: [.plugin(name: "EmbedPage")]),
+        // Build-time tool of the EmbedPage plugin: public/'s files into one Swift source.
+        .executableTarget(name: "EmbedPageTool"),
+        .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["EmbedPageTool"]),
         // In-process micro-benchmark of the hub's publish path (prints numbers).
         .executableTarget(name: "HubBenchmark", dependencies: ["StreamHub", "HTTPCore"]),
         // Signs tokens and times their verification (bench/jwt/publish_cost.py).

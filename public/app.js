@@ -38,8 +38,12 @@
  *                          why a stream closed for good (the server's status and text, e.g.
  *                          "401 Unauthorized — invalid token: …"), data-status; hidden otherwise
  *   #state-value           current state value, lines kept (data-empty="true" before the first one)
- *   #state-id              id of the current state value (on several topics, its id in its topic)
- *   #state-topic           on several topics, the topic of the value shown (#state-value data-topic too)
+ *   #state-id              id of the current state value
+ *   #state-box             the one topic's value and its details (hidden on several topics)
+ *   #state-cards           on several topics (#state-box hidden), <ol> of one
+ *                          <li class="state-card" data-topic="<topic>" data-empty="true|false"
+ *                          data-id="<its id in its topic>"> per topic, in the order typed, each
+ *                          with .topic-name .id .event .time .size .value (its current value)
  *   #state-event, #state-time, #state-size   its event name, time received, size in bytes
  *   #events-log            <ol>, newest first, at most 500 items; each received event is
  *                          <li class="entry" data-id="<id>" data-event="<name>"> with children

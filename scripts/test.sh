@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The project's test command (the README's, and what CI runs after installing).
 #
-#   bash scripts/test.sh           everything CI runs: unit, socket, end-to-end and
+#   bash scripts/test.sh           installs what the tests need (scripts/install-deps.sh:
+#                                  as root with apt-get, else prints the apt-get line and
+#                                  exits 2), then runs everything CI runs: unit, socket, end-to-end and
 #                                  executable tests (the end-to-end ones twice: in memory
 #                                  and on Redis), the reliability suite (churn, stalled
-#                                  readers, load), the browser page in headless Chromium
-#                                  (skipped outside CI when Chromium is missing), then
+#                                  readers, load), the browser page in headless Chromium,
+#                                  the deploy/ checks, the Debian package's checks, then
 #                                  fuzzing (60 s a target) and the suite (less the
 #                                  reliability suite) under ThreadSanitizer and
-#                                  AddressSanitizer (about 14 minutes on 2 cores from a fresh clone)
-#   bash scripts/test.sh --quick   the same without fuzzing and sanitizers (~5 minutes)
+#                                  AddressSanitizer (see the README for how long it takes)
+#   bash scripts/test.sh --quick   the same without the package, fuzzing and sanitizers
 #
 # The reliability suite runs on its own: it loads both cores for a minute and a half,
 # which would starve the timing-sensitive socket tests if they ran beside it.
@@ -22,6 +24,9 @@ case "${1:-}" in
     '') ;;
     *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
+
+echo "== installing what the tests need (scripts/install-deps.sh package)"
+bash scripts/install-deps.sh package
 
 # Gateways under test run two event loops (--loops 2: connections on both, topics in
 # two shards) unless a pass below says 1; the gateway's own default is one per core.
@@ -45,13 +50,21 @@ echo "== swift test --filter Reliability, --loops $SSE_GATEWAY_LOOPS then --loop
 # the master killed under publishing, a planned failover, a silent master, auth, a silent
 # Redis; about 85 s,
 # run once: the --loops 1 pass skips it.)
+# (Reliability includes DrainAcrossCluster: a SIGTERM drain of 2,000 subscribers, about 10 s.)
 swift test --filter Reliability
 SSE_GATEWAY_LOOPS=1 swift test --filter Reliability --skip SentinelFailover
 
 echo "== browser tests"
 bash Tests/browser/run.sh
 
+echo "== deploy/: promtool check rules, the dashboard's JSON (DeployFilesTests, above, checks the metric names)"
+bash deploy/check.sh
+
 if $full; then
+    # The Debian package: a static-stdlib release build (about 3 minutes on 2 cores),
+    # lintian, dpkg -i, systemd-analyze verify, the page served from /, dpkg --purge.
+    echo "== the Debian package (packaging/test-deb.sh)"
+    bash packaging/test-deb.sh
     echo "== fuzzing, 60 s a target"
     bash Fuzz/run-all.sh 60
     echo "== sanitizers"

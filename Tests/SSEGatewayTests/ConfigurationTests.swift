@@ -38,6 +38,7 @@ struct ConfigurationTests {
         "--loops", "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token",
         "--jwt-secret", "--jwt-public-key", "--jwt-audience", "--subscribe-auth", "--cors-origin",
         "--shutdown-grace", "--access-log", "--redis", "--redis-min-replicas", "--tls-cert", "--tls-key",
+        "--drain-delay", "--drain-spread", "--max-connections-per-ip",
     ]
 
     /// One value for every option (TLS is tested on its own: it needs a pair; so are
@@ -63,6 +64,9 @@ struct ConfigurationTests {
         ("max-header-bytes", "32k", defaults { $0.maxHeaderBytes = 32 * 1024 }),
         ("max-uri", "2048", defaults { $0.maxURIBytes = 2048 }),
         ("max-connections", "500", defaults { $0.maxConnections = 500 }),
+        ("max-connections-per-ip", "20", defaults { $0.maxConnectionsPerIP = 20 }),
+        ("drain-delay", "10s", defaults { $0.drainDelay = .seconds(10) }),
+        ("drain-spread", "0", defaults { $0.drainSpread = .zero }),
         ("loops", "4", defaults { $0.loops = 4 }),
         ("header-timeout", "500ms", defaults { $0.headerTimeout = .milliseconds(500) }),
         ("idle-timeout", "2m", defaults { $0.idleTimeout = .seconds(120) }),
@@ -79,11 +83,12 @@ struct ConfigurationTests {
     @Test func defaultsAreTheDocumentedOnes() throws {
         let c = try configuration([])
         #expect(c == GatewayConfiguration())
-        #expect(c.host == "127.0.0.1" && c.port == 8080 && c.publicDirectory == "./public")
+        #expect(c.host == "127.0.0.1" && c.port == 8080 && c.publicDirectory == nil)
         #expect(c.retryMilliseconds == 2000 && c.heartbeatInterval == .seconds(15))
         #expect(c.eventsQueueLimit == 1024 && c.replayCount == 256 && c.replayMaxAge == .seconds(300))
         #expect(c.maxBodyBytes == 65536 && c.maxHeaderBytes == 16384 && c.maxURIBytes == 8192)
         #expect(c.maxConnections == nil && c.loops == nil)
+        #expect(c.drainDelay == .zero && c.drainSpread == .seconds(5) && c.maxConnectionsPerIP == nil)
         #expect(c.headerTimeout == .seconds(10) && c.idleTimeout == .seconds(60) && c.bodyTimeout == .seconds(10))
         #expect(c.publishToken == nil && c.corsOrigin == "*" && c.shutdownGrace == .seconds(2) && !c.accessLog)
         #expect(c.tlsCertificate == nil && c.tlsKey == nil)

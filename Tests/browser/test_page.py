@@ -411,17 +411,78 @@ def test_several_topics_in_one_stream_resume_without_duplicates(tab, topic):
         assert header(events_requests[0], "Last-Event-ID") is None
         assert header(events_requests[1], "Last-Event-ID") == "2.2.2"
 
-        # /state of the same topics: the current value of each, its topic shown.
+        # /state of the same topics: one card per topic in topic order, b's current value in its own.
         tab.page.click("#subscribe-state")
         tab.wait_status("state", "open")
-        tab.wait_js("() => document.getElementById('state-topic').textContent !== ''")
-        assert tab.text("#state-topic") == topics[1]
-        assert tab.text("#state-value") == "b's state"
-        assert tab.text("#state-id") == "1"
+        tab.wait_js("() => document.querySelector('#state-cards [data-empty=\"false\"]') !== null")
+        cards = state_cards(tab)
+        assert [c["topic"] for c in cards] == topics
+        assert [c["value"] for c in cards] == ["no value yet", "b's state", "no value yet"]
+        assert cards[1]["id"] == "1"
         tab.console.assert_clean()
     finally:
         proxy.close()
         gw.stop()
+
+
+def state_cards(tab) -> list[dict]:
+    """The several-topic state cards as shown: topic, id, value, empty, in page order."""
+    return tab.page.eval_on_selector_all("#state-cards > li.state-card", """cards => cards.map(c => ({
+        topic: c.dataset.topic, id: c.dataset.id || '', empty: c.dataset.empty,
+        shownTopic: c.querySelector('.topic-name').innerText,
+        value: c.querySelector('.value').innerText,
+        visible: c.getBoundingClientRect().height > 0,
+    }))""")
+
+
+def test_several_topic_state_shows_every_topics_current_value(gateway, tab, topic):
+    """Ten sensors on one /state stream: ten cards in the order typed, each with its
+    topic's current value; a change to one topic changes its card only, and the others
+    keep theirs (the page used to show only the newest value of whichever changed last).
+    One topic again: the single value box is back and the cards are gone."""
+    sensors = [f"{topic}/sensor-{n}" for n in range(10)]
+    for n, name in enumerate(sensors):
+        if n != 7:  # sensor-7 has no value yet
+            gateway.publish("state", name, f"{20 + n} °C")
+    gateway.publish("state", sensors[3], "superseded")
+    gateway.publish("state", sensors[3], "23.5 °C")
+
+    tab.open(gateway.url(), "topic=" + ",".join(sensors) + "&subscribe=state")
+    tab.wait_status("state", "open")
+    tab.wait_js("() => document.querySelectorAll('#state-cards [data-empty=\"false\"]').length === 9")
+    assert not tab.page.is_visible("#state-box")
+    cards = state_cards(tab)
+    assert [c["topic"] for c in cards] == sensors
+    assert [c["shownTopic"] for c in cards] == sensors
+    expected = [f"{20 + n} °C" for n in range(10)]
+    expected[3] = "23.5 °C"
+    expected[7] = "no value yet"
+    assert [c["value"] for c in cards] == expected
+    assert [c["empty"] for c in cards] == ["false"] * 7 + ["true"] + ["false"] * 2
+    assert cards[3]["id"] == "3" and cards[0]["id"] == "1"
+    assert all(c["visible"] for c in cards)
+
+    # Live changes land in their own cards; the others keep their values.
+    gateway.publish("state", sensors[7], "27 °C")
+    tab.wait_js("() => document.querySelector('#state-cards [data-topic$=\"sensor-7\"]').dataset.empty === 'false'")
+    cards = state_cards(tab)
+    expected[7] = "27 °C"
+    assert [c["value"] for c in cards] == expected
+    gateway.publish("state", sensors[9], "30 °C")
+    tab.wait_js("() => document.querySelector('#state-cards [data-topic$=\"sensor-9\"] .value').textContent === '30 °C'")
+    expected[9] = "30 °C"
+    assert [c["value"] for c in state_cards(tab)] == expected
+    tab.page.screenshot(path=str(ARTIFACTS / "state-cards.png"), full_page=True)
+
+    # Back to one topic: the value box, no cards.
+    tab.page.fill("#topic", sensors[2])
+    tab.page.click("#subscribe-state")
+    tab.wait_status("state", "open")
+    tab.wait_js("() => document.getElementById('state-value').dataset.empty === 'false'")
+    assert tab.text("#state-value") == "22 °C"
+    assert tab.page.is_visible("#state-box")
+    assert state_cards(tab) == []
+    tab.console.assert_clean()
 
 
 def test_slow_subscriber_drop_resumes_with_visible_gap(tab, topic):

@@ -20,17 +20,55 @@ function parseTopicEvent(event) {
   return { topic: '', id: '', data: event.data };
 }
 
+/** The card of `topic` on a several-topic state stream, made if the topic is new to it. */
+function stateCard(topic) {
+  const cards = $('state-cards');
+  for (const card of cards.children) if (card.dataset.topic === topic) return card;
+  const card = document.createElement('li');
+  card.className = 'state-card';
+  card.dataset.topic = topic;
+  card.dataset.empty = 'true';
+  const meta = document.createElement('div');
+  meta.className = 'state-meta';
+  for (const [className, text] of [['topic-name', topic], ['id', 'id —'], ['event event-name', ''], ['time', ''], ['size', '']]) {
+    const span = document.createElement('span');
+    span.className = className;
+    span.textContent = text;
+    meta.append(span);
+  }
+  const value = document.createElement('div');
+  value.className = 'value';
+  value.textContent = 'no value yet';
+  card.append(meta, value);
+  cards.append(card);
+  return card;
+}
+
+/** On several topics: each topic's current value in its own card, in topic order. */
+function showInCard(several, event) {
+  const card = stateCard(several.topic);
+  const data = several.data === undefined ? '' : several.data;
+  card.dataset.empty = 'false';
+  card.dataset.id = several.id;
+  card.querySelector('.id').textContent = 'id ' + several.id;
+  card.querySelector('.event').textContent = event.type === 'message' ? '' : 'event: ' + event.type;
+  card.querySelector('.time').textContent = clockTime(new Date());
+  card.querySelector('.size').textContent = formatBytes(byteSize(data));
+  card.querySelector('.value').textContent = data;
+}
+
 export function onStateEvent(stream, event) {
   receivedThisTick += 1;
   if (event.type === 'gap') return; // /state never sends gaps; ignore one if it did
+  if (stream.several) {
+    showInCard(parseTopicEvent(event), event);
+    return;
+  }
   const value = $('state-value');
-  const several = stream.several ? parseTopicEvent(event) : null;
-  const data = several ? several.data : event.data;
+  const data = event.data;
   value.textContent = data;
   value.dataset.empty = 'false';
-  value.dataset.topic = several ? several.topic : '';
-  setText('state-topic', several ? several.topic : '');
-  setText('state-id', several ? several.id : (event.lastEventId || '—'));
+  setText('state-id', event.lastEventId || '—');
   setText('state-event', event.type === 'message' ? '' : 'event: ' + event.type);
   setText('state-time', clockTime(new Date()));
   setText('state-size', formatBytes(byteSize(data)));
@@ -117,13 +155,18 @@ export function onEventsEvent(stream, event) {
   }
 }
 
-export function clearState() {
+/** A new topic list: one topic shows in the state box, several in one card each (in topic order). */
+export function clearState(topics) {
+  const several = Array.isArray(topics) && topics.length > 1;
+  const cards = $('state-cards');
+  cards.replaceChildren();
+  if (several) for (const topic of topics) stateCard(topic);
+  cards.hidden = !several;
+  $('state-box').hidden = several;
   const value = $('state-value');
   value.textContent = EMPTY_STATE;
   value.dataset.empty = 'true';
   setText('state-id', '—');
-  setText('state-topic', '');
-  delete value.dataset.topic;
   setText('state-event', '');
   setText('state-time', '');
   setText('state-size', '');

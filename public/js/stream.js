@@ -37,7 +37,7 @@ export class Stream {
     this.attempts = 0;
     this.everOpen = false;
     this.lastId = '';
-    if (topic !== this.topic) this.hooks.newTopic();
+    if (topic !== this.topic) this.hooks.newTopic(topics);
     this.topic = topic;
     this.several = topics.length > 1;
     const url = streamURL(this.channel, topics);

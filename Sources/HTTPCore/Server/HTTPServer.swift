@@ -28,6 +28,8 @@ public final class HTTPServer: Sendable {
     public var loop: EventLoop { loops[0] }
     private let listener: Listener
     private let state = Locked(ServerState())
+    /// Open connections per client address (used with `maxConnectionsPerAddress`).
+    let addressCounts = AddressCounts()
     private let onAcceptError: @Sendable (SystemError) -> Void
 
     /// The server's lifecycle: `ready` (bound) → `running` (accepting) →
@@ -163,6 +165,19 @@ public final class HTTPServer: Sendable {
                 if counters.open.load(ordering: .relaxed) > configuration.maxConnections {
                     counters.refused.add(1, ordering: .relaxed)
                     connections.start(on: connection.loop) { await self.refuse(connection) }
+                } else if let limit = configuration.maxConnectionsPerAddress,
+                          let address = AddressCounts.peerAddress(of: connection.fd) {
+                    if addressCounts.admit(address, limit: limit) {
+                        connections.start(on: connection.loop) {
+                            await self.serve(connection)
+                            self.addressCounts.release(address)
+                        }
+                    } else {
+                        counters.refusedPerAddress.add(1, ordering: .relaxed)
+                        connections.start(on: connection.loop) {
+                            await self.refuse(connection, reason: "too many connections from your address, retry later")
+                        }
+                    }
                 } else {
                     connections.start(on: connection.loop) { await self.serve(connection) }
                 }
@@ -257,10 +272,10 @@ public final class HTTPServer: Sendable {
     }
 
     /// Answers `503` with `Retry-After` to a connection over the cap, then closes it.
-    private func refuse(_ connection: Connection) async {
+    private func refuse(_ connection: Connection, reason: String = "too many connections, retry later") async {
         defer { connection.close() }
         guard await establishTLS(on: connection, deadline: .now + .seconds(1)) else { return }
-        let answer = refusal(.serviceUnavailable, "too many connections, retry later",
+        let answer = refusal(.serviceUnavailable, reason,
                              extra: ["Retry-After": "\(configuration.retryAfterSeconds)"])
         try? await connection.write(answer, deadline: .now + .seconds(1))
     }

@@ -8,6 +8,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var backlog: Int32 = 4096
     /// Connections held at once; past it new ones get `503` with `Retry-After` and are closed.
     public var maxConnections = 10_000
+    /// Connections held at once from one client address (the port aside); past it
+    /// new ones from that address get `503` with `Retry-After` and are closed. nil: no such cap.
+    public var maxConnectionsPerAddress: Int? = nil
     public var limits = HTTPLimits()
     /// A request head must be complete this long after its first byte (and the
     /// first request this long after connecting): the slowloris deadline.

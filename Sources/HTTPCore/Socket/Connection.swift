@@ -251,6 +251,8 @@ public final class ConnectionCounters: Sendable {
     public let accepted = Atomic<UInt64>(0)
     /// Connections refused (over the cap, or while descriptors ran out).
     public let refused = Atomic<UInt64>(0)
+    /// Connections refused because their address had `maxConnectionsPerAddress` open.
+    public let refusedPerAddress = Atomic<UInt64>(0)
     /// Accepts deferred because descriptors ran out (each followed by a back-off).
     public let acceptBackoffs = Atomic<UInt64>(0)
     /// Bytes written to all sockets (over TLS: the encrypted bytes, handshakes included).

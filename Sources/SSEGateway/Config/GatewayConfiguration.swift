@@ -16,8 +16,9 @@ struct GatewayConfiguration: Sendable, Equatable {
     var host = "127.0.0.1"
     /// TCP port to listen on; 0 asks the kernel for an ephemeral port.
     var port = 8080
-    /// Directory served for `GET /` and `GET /<file>`.
-    var publicDirectory = "./public"
+    /// Directory served for `GET /` and `GET /<file>`; nil serves the page built
+    /// into the executable (from `public/` at build time).
+    var publicDirectory: String? = nil
     /// Value of the `retry:` line that opens every stream (0 or more).
     var retryMilliseconds = 2000
     /// Silence after which a stream gets a `: hb` comment (more than zero).
@@ -37,6 +38,8 @@ struct GatewayConfiguration: Sendable, Equatable {
     /// Open connections allowed at once; nil means "derive from the open-file
     /// limit at start" (the listener decides, this type only carries the choice).
     var maxConnections: Int? = nil
+    /// Connections allowed at once from one client address; nil: no such cap (the default).
+    var maxConnectionsPerIP: Int? = nil
     /// Event-loop threads (each with its connections and a shard of the topics);
     /// nil means "as many as the cores the process may run on" (its CPU affinity).
     var loops: Int? = nil
@@ -63,6 +66,10 @@ struct GatewayConfiguration: Sendable, Equatable {
     var corsOrigin = "*"
     /// Time streams get to end cleanly on SIGTERM/SIGINT before being cut.
     var shutdownGrace: Duration = .seconds(2)
+    /// On a stop, how long streams go on after `/readyz` turned `503` (0 or more).
+    var drainDelay: Duration = .zero
+    /// On a stop, each stream's last `retry:` is drawn from 0 to this (0 or more).
+    var drainSpread: Duration = .seconds(5)
     /// Whether each request is logged to standard output.
     var accessLog = false
     /// The cluster's Redis (one server, or a master found through Sentinel); nil keeps

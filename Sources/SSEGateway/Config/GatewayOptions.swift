@@ -51,8 +51,8 @@ enum GatewayOptions {
                       apply: { config, text throws(ValueProblem) in
                           config.port = try OptionValue.integer(text, in: 0...65535) }),
         GatewayOption(name: "public", kind: .value(placeholder: "DIR"),
-                      summary: "Directory served for GET / and GET /<file>.",
-                      defaultText: { $0.publicDirectory },
+                      summary: "Directory served at / instead of the page built into the executable.",
+                      defaultText: { $0.publicDirectory ?? "none (the built-in page)" },
                       apply: { config, text throws(ValueProblem) in config.publicDirectory = try OptionValue.text(text) }),
         GatewayOption(name: "retry-ms", kind: .value(placeholder: "MS"),
                       summary: "Reconnect delay sent to clients in the retry: line, in ms.",
@@ -96,6 +96,12 @@ enum GatewayOptions {
                       defaultText: { $0.maxConnections.map { "\($0)" } ?? "auto (from the open-file limit)" },
                       apply: { config, text throws(ValueProblem) in
                           config.maxConnections = text == "auto"
+                              ? nil : try OptionValue.integer(text, in: 1...1_000_000) }),
+        GatewayOption(name: "max-connections-per-ip", kind: .value(placeholder: "COUNT"),
+                      summary: "Connections allowed from one client address, or 'off'.",
+                      defaultText: { $0.maxConnectionsPerIP.map { "\($0)" } ?? "off" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.maxConnectionsPerIP = text == "off"
                               ? nil : try OptionValue.integer(text, in: 1...1_000_000) }),
         GatewayOption(name: "loops", kind: .value(placeholder: "COUNT"),
                       summary: "Event-loop threads (connections and topics spread), or 'auto'.",
@@ -154,6 +160,16 @@ enum GatewayOptions {
                       defaultText: { OptionValue.format($0.shutdownGrace) },
                       apply: { config, text throws(ValueProblem) in
                           config.shutdownGrace = try OptionValue.duration(text, allowZero: true) }),
+        GatewayOption(name: "drain-delay", kind: .value(placeholder: "DURATION"),
+                      summary: "On SIGTERM/SIGINT, time streams go on after /readyz turned 503.",
+                      defaultText: { OptionValue.format($0.drainDelay) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.drainDelay = try OptionValue.duration(text, allowZero: true) }),
+        GatewayOption(name: "drain-spread", kind: .value(placeholder: "DURATION"),
+                      summary: "Then each stream ends with a retry: drawn at random from 0 to this.",
+                      defaultText: { OptionValue.format($0.drainSpread) },
+                      apply: { config, text throws(ValueProblem) in
+                          config.drainSpread = try OptionValue.duration(text, allowZero: true) }),
         GatewayOption(name: "access-log", kind: .toggle,
                       summary: "Log one line per request to standard output.",
                       defaultText: { $0.accessLog ? "on" : "off" },

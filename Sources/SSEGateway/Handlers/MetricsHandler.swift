@@ -12,6 +12,8 @@ struct MetricsHandler: Sendable {
     let authFailures: AuthFailures
     let delivery: DeliveryMetrics
     let descriptorLimit: UInt64
+    /// Whether a stop has begun (readiness off: the drain).
+    let drain: StreamDrain
 
     func respond() async -> HTTPResponse {
         let snapshot = await engine.snapshot()
@@ -54,8 +56,11 @@ struct MetricsHandler: Sendable {
                      value: counters.bytesWritten.load(ordering: .relaxed))
         text.counter("sse_gateway_connections_accepted_total", help: "Connections accepted.",
                      value: counters.accepted.load(ordering: .relaxed))
-        text.counter("sse_gateway_connections_refused_total", help: "Connections refused with 503 over the connection cap.",
-                     value: counters.refused.load(ordering: .relaxed))
+        text.counter("sse_gateway_connections_refused_total",
+                     help: "Connections refused with 503: over the connection cap (max_connections) "
+                         + "or over the cap for one client address (per_ip).",
+                     samples: [(labels: [("reason", "max_connections")], value: counters.refused.load(ordering: .relaxed)),
+                               (labels: [("reason", "per_ip")], value: counters.refusedPerAddress.load(ordering: .relaxed))])
         text.counter("sse_gateway_accept_backoffs_total", help: "Accepts deferred because descriptors ran out.",
                      value: counters.acceptBackoffs.load(ordering: .relaxed))
         text.counter("sse_gateway_tls_handshake_failures_total",
@@ -68,6 +73,8 @@ struct MetricsHandler: Sendable {
                      help: "Requests refused for their token (missing, invalid, expired, forbidden).",
                      samples: AuthFailures.reasons.map { (labels: [("reason", $0)], value: authFailures.count($0)) })
         text.gauge("sse_gateway_open_files_limit", help: "The process's open-descriptor limit.", value: descriptorLimit)
+        text.gauge("sse_gateway_ready", help: "1 while /readyz answers 200 (not draining, the cluster's Redis reachable), else 0.",
+                   value: drain.isReady && engine.isReady ? 1 : 0)
         return HTTPResponse(status: .ok, headers: ["Content-Type": PrometheusText.contentType],
                             body: Array(text.text.utf8))
     }

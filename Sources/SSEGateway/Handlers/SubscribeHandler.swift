@@ -23,9 +23,13 @@ struct SubscribeHandler: Sendable {
     let delivery: DeliveryMetrics
     /// Hands the sources' completed writes to `delivery`.
     let recorder: DeliveryRecorder
+    /// Every open stream, for ending them with a spread `retry:` on a stop.
+    let drain: StreamDrain
 
-    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int, delivery: DeliveryMetrics) {
+    init(engine: any StreamEngine, access: AccessControl, retryMilliseconds: Int, delivery: DeliveryMetrics,
+         drain: StreamDrain) {
         self.engine = engine
+        self.drain = drain
         self.access = access
         self.delivery = delivery
         recorder = DeliveryRecorder(metrics: delivery)
@@ -82,8 +86,11 @@ struct SubscribeHandler: Sendable {
     /// A client that vanishes cancels the subscription; an overflow aborts the
     /// connection (the writer may be stuck in a write to a client that does not
     /// read). The stream ends when the token stops being accepted, if it had one.
-    private func streaming(_ source: some StreamSource, finishing subscription: Subscription,
+    private func streaming(_ subscriberSource: some StreamSource, finishing subscription: Subscription,
                            until acceptedUntil: Double?) -> Reply {
+        // A drain on a stop ends it with a spread `retry:` (see `DrainSchedule`).
+        let source = DrainableSource(subscriberSource, registry: drain)
+        source.register()
         let body = SourcedBody(prelude: retryFrame, source: source,
                                endsAt: TokenExpiry.deadline(acceptedUntil: acceptedUntil)) { stream in
             subscription.onFinish { reason in

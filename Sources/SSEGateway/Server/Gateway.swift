@@ -27,6 +27,8 @@ final class Gateway: Sendable {
     let loops: [EventLoop]
     /// Delivery latency and frames per write: the subscribe handler records, `/metrics` shows.
     let delivery: DeliveryMetrics
+    /// Every open stream and whether `/readyz` says ready: what a stop drains.
+    let drain = StreamDrain()
     /// The open-descriptor limit in force, for the start line.
     private let descriptorLimit: UInt64
     private let stopRequests: AsyncStream<String>
@@ -70,6 +72,7 @@ final class Gateway: Sendable {
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.bodyTimeout = configuration.bodyTimeout
         serverConfiguration.maxConnections = configuration.maxConnections ?? Gateway.defaultMaxConnections(limit)
+        serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerIP
         // One policy for every answer: the handlers' replies and the HTTP layer's own refusals.
         let policy = ResponsePolicy(corsOrigin: configuration.corsOrigin)
         serverConfiguration.refusal = { status, reason in policy.refusal(status, reason) }
@@ -79,11 +82,12 @@ final class Gateway: Sendable {
         self.delivery = delivery
         let router = Router(
             subscribe: SubscribeHandler(engine: engine, access: access, retryMilliseconds: configuration.retryMilliseconds,
-                                        delivery: delivery),
+                                        delivery: delivery, drain: drain),
             publish: PublishHandler(engine: engine, access: access),
             metrics: MetricsHandler(engine: engine, counters: counters, authFailures: access.failures,
-                                    delivery: delivery, descriptorLimit: limit),
-            files: StaticFiles(root: configuration.publicDirectory))
+                                    delivery: delivery, descriptorLimit: limit, drain: drain),
+            files: configuration.publicDirectory.map { StaticFiles(root: $0) }
+                ?? StaticFiles(embedded: .page))
         let accessLog = configuration.accessLog
         server = try HTTPServer(configuration: serverConfiguration, loops: loops, counters: counters, tls: tls,
                                 onAcceptError: { error in Log.error("accept: \(error); backing off") },
@@ -110,9 +114,10 @@ final class Gateway: Sendable {
     /// Serves until stopped, then shuts down gracefully (see the type's doc).
     /// - Parameter handlingSignals: false in tests that run a gateway inside the test process.
     func run(handlingSignals: Bool = true) async {
-        // One watcher for every signal: they share one pipe. SIGHUP is only
-        // taken over with TLS (otherwise it keeps its default effect).
-        let watched = server.tls == nil ? [SIGTERM, SIGINT] : [SIGTERM, SIGINT, SIGHUP]
+        // One watcher for every signal: they share one pipe. SIGHUP reloads the
+        // TLS files; without TLS it is logged and ignored (`systemctl reload`
+        // must never stop the service).
+        let watched = [SIGTERM, SIGINT, SIGHUP]
         let signals = handlingSignals ? SignalWatcher(signals: watched) { [self] name in
             if name == "SIGHUP" {
                 reloadCertificate()
@@ -121,7 +126,7 @@ final class Gateway: Sendable {
             }
         } : nil
         defer { signals?.cancel() }
-        Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory); "
+        Log.info("listening on \(configuration.host):\(server.port), serving \(configuration.publicDirectory ?? "the built-in page"); "
             + "max connections \(server.configuration.maxConnections), open-file limit \(descriptorLimit), "
             + "\(loops.count) event loop\(loops.count == 1 ? "" : "s")")
         if let certificate = server.tls?.context.certificate {
@@ -139,6 +144,7 @@ final class Gateway: Sendable {
             group.addTask {
                 var requests = self.stopRequests.makeAsyncIterator()
                 guard let reason = await requests.next() else { return }
+                await self.drainStreams(reason: reason)
                 Log.info("stopping (\(reason)): no new connections, ending every stream")
                 self.server.shutdown()
                 await self.engine.shutdown()
@@ -157,11 +163,53 @@ final class Gateway: Sendable {
         Log.info("stopped")
     }
 
+    /// The drain before the shutdown proper (`DrainSchedule`): not ready at once,
+    /// streams go on for `--drain-delay` (a second stop request cuts it short), then
+    /// each is sent a `retry:` drawn over `--drain-spread` and ended.
+    private func drainStreams(reason: String) async {
+        var schedule = DrainSchedule(delay: configuration.drainDelay, spread: configuration.drainSpread)
+        var action = schedule.handle(.stopRequested)
+        while true {
+            switch action {
+            case .none:
+                return
+            case .notReady(let wait):
+                drain.markNotReady()
+                Log.info("draining (\(reason)): /readyz answers 503; streams go on for \(OptionValue.format(wait))")
+                // The delay, or a second stop request, whichever comes first.
+                let second = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { (try? await Task.sleep(for: wait)) == nil }
+                    group.addTask {
+                        // The stop task's own iterator waits meanwhile: one consumer at a time.
+                        var requests = self.stopRequests.makeAsyncIterator()
+                        return await requests.next() != nil
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+                action = schedule.handle(second ? .stopRequested : .delayElapsed)
+            case .endStreams:
+                let spread = schedule
+                let count = drain.endAll {
+                    var random = SystemRandomNumberGenerator()
+                    return spread.retryMilliseconds(using: &random)
+                }
+                Log.info("draining: \(count) stream\(count == 1 ? "" : "s") sent a retry: spread over "
+                    + "\(OptionValue.format(configuration.drainSpread)) and ended")
+                return
+            }
+        }
+    }
+
     /// Loads the TLS certificate and key again (`SIGHUP`): new connections get
     /// the new ones, open streams keep theirs. A failure is logged and the
     /// previous certificate stays in use.
     func reloadCertificate() {
-        guard let tls = server.tls else { return }
+        guard let tls = server.tls else {
+            Log.info("SIGHUP: no TLS certificate to reload (serving plain HTTP); still running")
+            return
+        }
         do {
             let context = try tls.reload()
             Log.info("reloaded the TLS certificate: now serving \(context.certificate.map(\.description) ?? "?")")

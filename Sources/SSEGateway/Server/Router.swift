@@ -30,6 +30,10 @@ struct Router: Sendable {
         case .health:
             return .response(.text(.ok, "ok"))
         case .ready:
+            // Not ready from the first stop request on (a load balancer should stop sending clients).
+            guard subscribe.drain.isReady else {
+                return .refused(.serviceUnavailable, "not ready: stopping (draining)", headers: ["Retry-After": "1"])
+            }
             // Ready to take publishes and new subscriptions (false while a cluster's Redis is unreachable).
             // Ready: a publish and a new subscription would be served now; else the reason.
             guard let reason = subscribe.engine.notReadyReason else { return .response(.text(.ok, "ready")) }

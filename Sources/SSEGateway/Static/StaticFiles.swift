@@ -2,7 +2,8 @@ import Dispatch
 import GatewayAPI
 import HTTPCore
 
-/// Serves files of one directory, refusing every path that leaves it.
+/// Serves files of one directory, refusing every path that leaves it, or the
+/// page built into the executable (`EmbeddedPageFiles`) with the same answers.
 ///
 /// - `/` and any directory answer with that directory's `index.html` (or `404`).
 /// - Refused with `404` (see `StaticPath`, `StaticFileLoader`): `.`/`..` segments in
@@ -16,14 +17,25 @@ import HTTPCore
 /// Blocking file calls run on one concurrent dispatch queue, never on Swift's
 /// cooperative pool. Reads are short and bounded, so they are not cancelled.
 struct StaticFiles: Sendable {
-    /// The root's `realpath`, resolved once; nil when the root does not exist (all `404`).
+    /// The root's `realpath`, resolved once; nil when the root does not exist (all `404`)
+    /// or when the embedded page is served.
     let root: String?
+    /// The page compiled in, served when no directory is given.
+    private let embedded: EmbeddedPageFiles?
     /// Where the blocking `realpath`/`open`/`fstat`/`pread` calls run.
     private let queue: DispatchQueue
 
     /// Resolves `root` with `realpath` once (blocking: call at startup).
     init(root: String) {
         self.root = FileSystem.realPath(root)
+        embedded = nil
+        queue = DispatchQueue(label: "streams.static-files", attributes: .concurrent)
+    }
+
+    /// Serves the page compiled into the executable.
+    init(embedded: EmbeddedPageFiles) {
+        root = nil
+        self.embedded = embedded
         queue = DispatchQueue(label: "streams.static-files", attributes: .concurrent)
     }
 
@@ -31,12 +43,20 @@ struct StaticFiles: Sendable {
     /// A `200` to `HEAD` carries the file's `Content-Length` and no body.
     func respond(method: String, rawPath: String, requestHeaders: HTTPHeaders) async -> Reply {
         let isHead = method == "HEAD"
-        guard let root, let path = StaticPath(rawPath: rawPath) else { return Self.notFound }
+        guard let path = StaticPath(rawPath: rawPath) else { return Self.notFound }
 
         let conditions = ConditionalRequest(headers: requestHeaders)
-        let load = await onQueue {
-            StaticFileLoader.load(root: root, path: path) { info in
-                !isHead && !conditions.isNotModified(info)
+        let load: StaticFileLoad
+        if let embedded {
+            guard let (file, servedName) = embedded.lookUp(path) else { return Self.notFound }
+            let wanted = !isHead && !conditions.isNotModified(file.info)
+            load = .found(file.info, servedName: servedName, body: wanted ? file.body : nil)
+        } else {
+            guard let root else { return Self.notFound }
+            load = await onQueue {
+                StaticFileLoader.load(root: root, path: path) { info in
+                    !isHead && !conditions.isNotModified(info)
+                }
             }
         }
         guard case let .found(info, servedName, body) = load else { return Self.notFound }

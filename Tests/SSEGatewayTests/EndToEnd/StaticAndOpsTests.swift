@@ -132,7 +132,7 @@ struct StaticAndOpsTests {
                 ("sse_gateway_events_delivered_total", "counter", [#"{channel="state"}"#, #"{channel="events"}"#]),
                 ("sse_gateway_slow_subscriber_disconnects_total", "counter", [""]),
                 ("sse_gateway_bytes_written_total", "counter", [""]),
-                ("sse_gateway_connections_refused_total", "counter", [""]),
+                ("sse_gateway_connections_refused_total", "counter", [#"{reason="max_connections"}"#, #"{reason="per_ip"}"#]),
             ]
             for family in families {
                 #expect(lines.contains { $0.hasPrefix("# HELP \(family.name) ") }, "no HELP for \(family.name)")
@@ -192,7 +192,7 @@ struct StaticAndOpsTests {
             while counters.open.load(ordering: .relaxed) > 0 && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(try await gateway.metrics()["sse_gateway_connections_refused_total"] == 1)
+            #expect(try await gateway.metrics()["sse_gateway_connections_refused_total{reason=\"max_connections\"}"] == 1)
         }
     }
 }

@@ -98,7 +98,7 @@ struct DescriptorLimitTests {
             #expect(refused.head.headers["Retry-After"].flatMap { Int($0) } != nil)
             #expect(refused.head.headers["Connection"] == "close")
 
-            #expect(try await metrics(via: control)["sse_gateway_connections_refused_total"] == 1)
+            #expect(try await metrics(via: control)["sse_gateway_connections_refused_total{reason=\"max_connections\"}"] == 1)
 
             // One stream leaves: its slot serves a new client.
             streams.removeFirst().close()
