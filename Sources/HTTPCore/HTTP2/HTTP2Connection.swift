@@ -39,7 +39,10 @@ final class HTTP2Connection: Sendable {
         async let written: Void = writeLoop()
         await withDiscardingTaskGroup { group in
             await readLoop(initial, group: &group)
-            core.withLock { $0.finishing = true }
+            core.withLock { core in
+                core.finishing = true
+                core.readerEnded = true
+            }
             wake.yield()
             group.cancelAll()
         }
@@ -53,19 +56,28 @@ final class HTTP2Connection: Sendable {
         wake.yield()
     }
 
+    /// Reads and feeds nghttp2 until the client or the session ends. After the session
+    /// broke (abuse: its GOAWAY is on its way) it goes on reading and discarding for a
+    /// while (at most 1 MiB, until the writer's linger ends): closing with unread bytes
+    /// would reset the connection and could destroy the GOAWAY before the client reads it.
     private func readLoop(_ initial: [UInt8], group: inout DiscardingTaskGroup) async {
         var bytes = initial
+        var discarded: Int?
         while !Task.isCancelled {
-            if !bytes.isEmpty {
+            if let count = discarded {
+                discarded = count + bytes.count
+                if count + bytes.count > 1 << 20 { return }
+            } else if !bytes.isEmpty {
                 let (events, work, broken) = core.withLock { core in
                     core.receive(bytes)
+                    if core.broken { core.finishing = true }
                     defer { core.events.removeAll() }
                     return (core.events, core.takeClosedWork(), core.broken)
                 }
                 for item in work { item() }
                 for event in events { start(event, in: &group) }
                 wake.yield()
-                if broken { return }
+                if broken { discarded = 0 }
             }
             let idle = core.withLock { $0.streams.isEmpty && !$0.goingAway }
             do {
@@ -126,7 +138,19 @@ final class HTTP2Connection: Sendable {
         defer { connection.abort() }
         for await _ in wakes {
             guard await flush() else { return }
-            if core.withLock({ $0.isDone || $0.finishing }) { return }
+            if core.withLock({ $0.isDone || $0.finishing }) { break }
+        }
+        // A FIN after the last frames (a GOAWAY), then a moment for the client to read
+        // them and close before the socket is cut: until the reader ends, or 1 s.
+        connection.finishWriting()
+        guard !core.withLock({ $0.readerEnded }) else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: .seconds(1)) }
+            group.addTask {
+                for await _ in self.wakes where self.core.withLock({ $0.readerEnded }) { return }
+            }
+            await group.next()
+            group.cancelAll()
         }
     }
 

@@ -42,6 +42,8 @@ final class HTTP2SessionCore {
     var goingAway = false
     /// The connection is ending: the writer sends what is left and stops.
     var finishing = false
+    /// The reader ended: the writer's linger stops waiting.
+    var readerEnded = false
     var highestStreamID: Int32 = 0
     /// Compressed bytes of the header block being received (HEADERS + CONTINUATIONs).
     var headerBlockBytes = 0
