@@ -38,6 +38,7 @@ struct ConfigurationTests {
         "--loops", "--header-timeout", "--idle-timeout", "--body-timeout", "--publish-token",
         "--jwt-secret", "--jwt-public-key", "--jwt-audience", "--subscribe-auth", "--cors-origin",
         "--shutdown-grace", "--access-log", "--redis", "--tls-cert", "--tls-key",
+        "--http2", "--http2-max-concurrent-streams",
     ]
 
     /// One value for every option (TLS is tested on its own: it needs a pair; so are
@@ -68,6 +69,8 @@ struct ConfigurationTests {
         ("cors-origin", "https://app.example", defaults { $0.corsOrigin = "https://app.example" }),
         ("shutdown-grace", "0", defaults { $0.shutdownGrace = .zero }),
         ("access-log", "true", defaults { $0.accessLog = true }),
+        ("http2", "off", defaults { $0.http2 = false }),
+        ("http2-max-concurrent-streams", "250", defaults { $0.http2MaxConcurrentStreams = 250 }),
     ]
 
     /// Starting with no arguments and no environment gives the documented defaults.
@@ -82,6 +85,7 @@ struct ConfigurationTests {
         #expect(c.headerTimeout == .seconds(10) && c.idleTimeout == .seconds(60) && c.bodyTimeout == .seconds(10))
         #expect(c.publishToken == nil && c.corsOrigin == "*" && c.shutdownGrace == .seconds(2) && !c.accessLog)
         #expect(c.tlsCertificate == nil && c.tlsKey == nil)
+        #expect(c.http2 && c.http2MaxConcurrentStreams == 128)
         #expect(c.jwtSecret == nil && c.jwtPublicKey == nil && c.jwtAudience == nil && c.subscribeAuth == .open)
     }
 
