@@ -105,12 +105,27 @@ final class HTTP2Connection: Sendable {
     }
 
     /// The handler's answer to one stream's request; a stream whose body ends by
-    /// itself (a token's expiry) is ended here when that time comes.
+    /// itself (a token's expiry) is ended here when that time comes, unless the stream
+    /// closed first (then this task ends at once: a reset stream keeps no task).
     private func answer(_ request: HTTPRequest, on id: Int32) async {
         let response = await handler(request)
         guard let endsAt = submit(response, to: id, isHEAD: request.head.method == "HEAD") else { return }
-        try? await Task.sleep(until: endsAt, clock: .continuous)
-        guard !Task.isCancelled else { return }
+        let (closed, signal) = AsyncStream.makeStream(of: Void.self)
+        onClose(id) { signal.finish() }
+        let expired = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try? await Task.sleep(until: endsAt, clock: .continuous)
+                return !Task.isCancelled
+            }
+            group.addTask {
+                for await _ in closed {}
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        guard expired else { return }
         core.withLock { $0.endBody(id) }?.cancel()
         wake.yield()
     }
