@@ -68,7 +68,7 @@ final class HTTP2SessionCore {
         guard nghttp2_option_new(&option) == 0 else { return false }
         defer { nghttp2_option_del(option) }
         nghttp2_option_set_max_continuations(option, settings.maxContinuations)
-        let callbacks = HTTP2Callbacks.make()
+        guard let callbacks = HTTP2Callbacks.make() else { return false }
         defer { nghttp2_session_callbacks_del(callbacks) }
         let user = Unmanaged.passUnretained(self).toOpaque()
         guard nghttp2_session_server_new2(&session, callbacks, user, option) == 0 else { return false }
@@ -80,6 +80,10 @@ final class HTTP2SessionCore {
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
         ]
         return nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count) == 0
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
     }
 
     /// Deletes the session and closes every stream; returns what must run outside
