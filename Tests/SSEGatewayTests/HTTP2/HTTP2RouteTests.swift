@@ -28,6 +28,10 @@ struct HTTP2RouteTests {
         ("HEAD of a several-topic stream", ["-sI", "/events?topic=a&topic=b"]),
         ("stream refused for a bad topic", ["-si", "/events/a%00b"]),
         ("request target too long", ["-si", "/events/" + String(repeating: "x", count: 9000)]),
+        // Streams, cut after a second: the head, the retry line and the current value.
+        ("state stream", ["-si", "--max-time", "1", "/state/{p}"]),
+        ("several-topic state stream", ["-si", "--max-time", "1", "/state?topic=quiet&topic=other"]),
+        ("events stream resumed", ["-si", "--max-time", "1", "-H", "Last-Event-ID: 0", "/events/{p}"]),
     ]
 
     /// Each request of `requests` gets the same answer over HTTP/2 as over HTTP/1.1, and it really came over HTTP/2.
@@ -44,6 +48,23 @@ struct HTTP2RouteTests {
                 #expect(two.version == "HTTP/2", "\(name): \(two)")
                 #expect(one.status == two.status && one.fields == two.fields && one.body == two.body,
                         "\(name): HTTP/1.1 \(one) but HTTP/2 \(two)")
+            }
+        }
+    }
+
+    /// With a publish token, the refusals (no token, a wrong one) and the acceptance are the same over HTTP/2.
+    @Test(arguments: Transport.allCases)
+    func publishTokenAnswersTheSame(_ transport: Transport) async throws {
+        try await withGatewayProcess(["--publish-token", "s3cret-T0ken"], over: transport) { gateway in
+            for (name, headers) in [("no token", [String]()), ("wrong token", ["-H", "Authorization: Bearer nope"]),
+                                    ("right token", ["-H", "Authorization: Bearer s3cret-T0ken"])] {
+                var answers: [CurlAnswer] = []
+                for p in HTTPProtocol.allCases {
+                    answers.append(CurlAnswer(try await gateway.curl(p, ["-si", "-X", "POST", "--data-binary", "v"]
+                        + headers + ["/events/" + p.rawValue])))
+                }
+                #expect(answers[0].status == answers[1].status && answers[0].fields == answers[1].fields
+                        && answers[0].body == answers[1].body, "\(name): \(answers)")
             }
         }
     }
