@@ -5,7 +5,7 @@ would notice and exits 0 when it held; on failure it prints why and exits 1.
 
     python3 Tests/http2/h2probe.py SCENARIO PORT [--tls CAFILE]
 
-Scenarios: rst-leaves-hub, slow-stream, many-streams, rapid-reset,
+Scenarios: rst-leaves-hub, slow-stream, many-streams, stalled-body, stalled-headers, rapid-reset,
 continuation-flood, hpack-bomb, header-list-too-large, too-many-streams,
 settings-flood, ping-flood. Loopback only; every wait is bounded.
 """
@@ -264,6 +264,39 @@ def many_streams() -> None:
     client.close()
 
 
+def stalled_body() -> None:
+    """A request whose body stops arriving is answered 408 on its stream after the body
+    timeout (the gateway runs with --body-timeout 1s); the connection goes on."""
+    client = Client()
+    stream = client.conn.get_next_available_stream_id()
+    client.conn.send_headers(stream, [(":method", "POST"), (":path", "/events/h2probe-stall"), (":scheme", "http"),
+                                      (":authority", "x"), ("content-length", "10")])
+    client.conn.send_data(stream, b"abc")
+    client.flush()
+    started = time.monotonic()
+    client.pump(6, until=lambda: stream in client.headers)
+    waited = time.monotonic() - started
+    check(client.headers.get(stream, {}).get(":status") == "408", f"stalled request answered {client.headers.get(stream)}")
+    check(0.5 < waited < 5, f"answered after {waited:.1f} s, with a 1 s body timeout")
+    check(not client.closed and client.goaway is None, "the connection ended")
+    other = client.get("/healthz")
+    client.pump(5, until=lambda: other in client.ended)
+    check(client.headers.get(other, {}).get(":status") == "200", "the connection stopped serving")
+    client.close()
+
+
+def stalled_headers() -> None:
+    """A header block left unfinished (HEADERS without END_HEADERS, no CONTINUATION) ends
+    the connection after the body timeout with a GOAWAY (NO_ERROR, reason idle_timeout)."""
+    before = goaway_count("idle_timeout")
+    client = Client()
+    client.pump(1)  # the SETTINGS exchange first: nothing of ours may follow the unfinished block
+    block = client.conn.encoder.encode([(":method", "GET"), (":path", "/healthz"), (":scheme", "http"),
+                                        (":authority", "x")])
+    client.send_raw(frame(0x1, 0x0, 1, block))
+    expect_goaway(client, 0x0, "idle_timeout", before)
+
+
 def rapid_reset() -> None:
     before = goaway_count("rapid_reset")
     client = Client()
@@ -349,6 +382,8 @@ SCENARIOS = {
     "rst-leaves-hub": rst_leaves_hub,
     "slow-stream": slow_stream,
     "many-streams": many_streams,
+    "stalled-body": stalled_body,
+    "stalled-headers": stalled_headers,
     "rapid-reset": rapid_reset,
     "continuation-flood": continuation_flood,
     "hpack-bomb": hpack_bomb,

@@ -57,6 +57,7 @@ enum HTTP2Callbacks {
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
             guard let frame else { return 0 }
             let type = UInt32(frame.pointee.hd.type)
+            if type == NGHTTP2_HEADERS.rawValue { HTTP2Callbacks.core(user).headersEnded(frame.pointee.hd.stream_id) }
             guard type == NGHTTP2_HEADERS.rawValue || type == NGHTTP2_DATA.rawValue,
                   frame.pointee.hd.flags & cnghttp2_FLAG_END_STREAM != 0 else { return 0 }
             HTTP2Callbacks.core(user).requestEnded(frame.pointee.hd.stream_id)

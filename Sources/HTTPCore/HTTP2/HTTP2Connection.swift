@@ -79,14 +79,30 @@ final class HTTP2Connection: Sendable {
                 wake.yield()
                 if broken { discarded = 0 }
             }
-            let idle = core.withLock { $0.streams.isEmpty && !$0.goingAway }
+            // While discarding, no deadline: the writer's linger ends the connection.
+            let (idle, stalled) = discarded != nil ? (false, nil) : core.withLock { core in
+                (core.streams.isEmpty && !core.goingAway, core.stalledRequestDeadline(configuration.bodyTimeout))
+            }
             do {
                 bytes = try await connection.read(maxBytes: 16 * 1024,
-                                                  deadline: idle ? .now + configuration.idleTimeout : nil)
-            } catch IOWaitError.timedOut {
+                                                  deadline: idle ? .now + configuration.idleTimeout : stalled)
+            } catch IOWaitError.timedOut where idle {
                 core.withLock { $0.goAway(.idleTimeout) }
                 wake.yield()
                 bytes = []
+                continue
+            } catch IOWaitError.timedOut {
+                // A request stopped arriving: refused on its stream; the connection goes on.
+                let (events, broken) = core.withLock { core in
+                    core.refuseStalledRequests(configuration.bodyTimeout, now: .now)
+                    if core.broken { core.finishing = true }
+                    defer { core.events.removeAll() }
+                    return (core.events, core.broken)
+                }
+                for event in events { start(event, in: &group) }
+                wake.yield()
+                bytes = []
+                if broken { discarded = 0 }
                 continue
             } catch {
                 return

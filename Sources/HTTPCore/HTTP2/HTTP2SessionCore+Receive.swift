@@ -56,6 +56,7 @@ extension HTTP2SessionCore {
 
     func received(body: UnsafeBufferPointer<UInt8>, on id: Int32) {
         guard let stream = streams[id], !stream.dispatched else { return }
+        stream.lastProgress = .now
         guard stream.body.count + body.count <= limits.maxBodyBytes else {
             stream.dispatched = true
             events.append(.refuse(id, .contentTooLarge,
@@ -64,6 +65,32 @@ extension HTTP2SessionCore {
             return
         }
         stream.body.append(contentsOf: body)
+    }
+
+    /// When the next request still arriving runs out of time (`timeout` after its last
+    /// progress); nil when none is arriving.
+    func stalledRequestDeadline(_ timeout: Duration) -> ContinuousClock.Instant? {
+        streams.values.lazy.filter { !$0.dispatched }.map { $0.lastProgress + timeout }.min()
+    }
+
+    func headersEnded(_ id: Int32) {
+        streams[id]?.headersDone = true
+    }
+
+    /// Refuses (`408`, as HTTP/1.1 does) every request that made no progress for `timeout`.
+    /// A header block left unfinished ends the connection instead (nothing else may be
+    /// sent on it meanwhile): a GOAWAY as for an idle connection.
+    func refuseStalledRequests(_ timeout: Duration, now: ContinuousClock.Instant) {
+        for stream in streams.values where !stream.dispatched && stream.lastProgress + timeout <= now {
+            guard stream.headersDone else {
+                broken = true
+                if abuse == nil { abuse = .idleTimeout }
+                return
+            }
+            stream.dispatched = true
+            stream.body = []
+            events.append(.refuse(stream.id, .requestTimeout, "request not received in time"))
+        }
     }
 
     /// The client ended its side of the stream: the request is whole.

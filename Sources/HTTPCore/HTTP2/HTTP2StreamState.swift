@@ -16,6 +16,11 @@ final class HTTP2StreamState {
     var bodyTooLarge = false
     /// The request was handed to the handler (or refused); later frames are ignored.
     var dispatched = false
+    /// When the request last made progress (its headers, a piece of its body): a request
+    /// still arriving must keep moving within the body timeout, as on HTTP/1.1.
+    var lastProgress = ContinuousClock.now
+    /// The request's header block is complete (its HEADERS and CONTINUATIONs arrived).
+    var headersDone = false
 
     // The response body, as nghttp2's data provider reads it.
     /// Bytes not yet framed, in order; `pendingIndex`/`pendingOffset` mark the next byte.

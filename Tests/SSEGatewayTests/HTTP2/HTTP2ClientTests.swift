@@ -12,15 +12,17 @@ struct HTTP2ClientTests {
 
     /// Every scenario of h2probe.py holds: a reset stream leaves the hub while its
     /// connection goes on; a stream whose window stays closed is cut as a slow subscriber
-    /// while another keeps receiving; 100 streams on one connection all receive; rapid
+    /// while another keeps receiving; 100 streams on one connection all receive; a request
+    /// whose body stalls is answered `408` on its stream and the connection goes on, one
+    /// whose header block stalls ends the connection with a GOAWAY; rapid
     /// reset, CONTINUATION flood, HPACK bomb, an oversized header list, too many streams,
     /// SETTINGS and PING floods each get their GOAWAY code, a closed connection and a count
     /// in `sse_gateway_http2_goaways_total{reason}`, and the gateway keeps serving.
     @Test(arguments: Transport.allCases)
     func protocolEdgeCases(_ transport: Transport) async throws {
-        let scenarios = ["rst-leaves-hub", "slow-stream", "many-streams", "rapid-reset", "continuation-flood",
+        let scenarios = ["rst-leaves-hub", "slow-stream", "many-streams", "stalled-body", "stalled-headers", "rapid-reset", "continuation-flood",
                          "hpack-bomb", "header-list-too-large", "too-many-streams", "settings-flood", "ping-flood"]
-        try await withGatewayProcess(["--events-queue-limit", "16"], over: transport) { gateway in
+        try await withGatewayProcess(["--events-queue-limit", "16", "--body-timeout", "1s"], over: transport) { gateway in
             let tls = transport == .tls ? ["--tls", TestCertificates.shared.caCertificate] : []
             for scenario in scenarios {
                 let run = try await runToExit("/usr/bin/env", ["python3", Self.probe, scenario, "\(gateway.port)"] + tls,
