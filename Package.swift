@@ -20,10 +20,16 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // libnghttp2, for HTTPCore's HTTP/2: framing, HPACK, flow control (no sockets).
+        .systemLibrary(
+            name: "CNghttp2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
         // `Locked`: the package's one lock, a Mutex whose hand-offs ThreadSanitizer sees.
         .target(name: "Locking"),
-        // Sockets, the epoll loop, HTTP/1.1. Knows nothing of topics.
-        .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "Locking"]),
+        // Sockets, the epoll loop, HTTP/1.1 and HTTP/2. Knows nothing of topics.
+        .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "CNghttp2", "Locking"]),
         // Topics, subscribers, ids, replay windows. Knows nothing of sockets.
         .target(name: "StreamHub", dependencies: ["Locking"]),
         // JSON Web Tokens: strict parsing, signatures with libcrypto, claims and topic

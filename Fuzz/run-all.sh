@@ -9,7 +9,7 @@ seconds=${1:?usage: Fuzz/run-all.sh SECONDS}
 
 passed=0
 failed=()
-for target in request chunked sse topic jwt; do
+for target in request chunked sse topic jwt http2; do
     if Fuzz/run.sh "$target" "$seconds"; then
         passed=$((passed + 1))
     else

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS on its committed seed corpus.
 #
-#   Fuzz/run.sh TARGET SECONDS      TARGET: request | chunked | sse | topic | jwt
+#   Fuzz/run.sh TARGET SECONDS      TARGET: request | chunked | sse | topic | jwt | http2
 #
 # SwiftPM does not link fuzzers, so the package's own targets are built by SwiftPM with
 # libFuzzer's coverage and ASan (`-sanitize=fuzzer,address`, `-enable-testing` so the
@@ -26,7 +26,8 @@ case "$target" in
     sse)     entry=Fuzz/SSEEncoderFuzz.swift; modules=(Locking StreamHub) ;;
     topic)   entry=Fuzz/TopicFuzz.swift; modules=(Locking HTTPCore StreamHub JWT GatewayAPI) ;;
     jwt)     entry=Fuzz/JWTParserFuzz.swift; modules=(Locking JWT) ;;
-    *) echo "unknown fuzz target '$target' (request, chunked, sse, topic, jwt)" >&2; exit 2 ;;
+    http2)   entry=Fuzz/HTTP2SessionFuzz.swift; modules=(Locking HTTPCore) ;;
+    *) echo "unknown fuzz target '$target' (request, chunked, sse, topic, jwt, http2)" >&2; exit 2 ;;
 esac
 
 out=.build/fuzz
@@ -53,7 +54,8 @@ if [ $stale -eq 1 ]; then
     # lld (shipped with the toolchain): gold warns about every ASan check symbol.
     swiftc -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -module-name "Fuzz_$target" \
         -I "$products/Modules" -I "$products" -Xcc -fmodule-map-file=Sources/CStreamsSSL/module.modulemap \
-        "$entry" Fuzz/Support/*.swift "${objects[@]}" -lssl -lcrypto -o "$binary.tmp"
+        -Xcc -fmodule-map-file=Sources/CNghttp2/module.modulemap \
+        "$entry" Fuzz/Support/*.swift "${objects[@]}" -lssl -lcrypto -lnghttp2 -o "$binary.tmp"
     mv "$binary.tmp" "$binary"
     echo "fuzz $target: built in $((SECONDS - build_start)) s"
 fi

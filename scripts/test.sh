@@ -33,6 +33,7 @@ bash scripts/install-deps.sh package
 export SSE_GATEWAY_LOOPS="${SSE_GATEWAY_LOOPS:-2}"
 
 echo "== swift test (everything but the reliability suite), gateways with --loops $SSE_GATEWAY_LOOPS"
+# Includes HTTP2RouteTests and HTTP2ClientTests (curl, nghttp, h2load, Tests/http2/h2probe.py; ~20 s).
 swift test --skip Reliability
 
 echo "== swift test: the gateway's suites again with --loops 1 (one loop, one hub)"

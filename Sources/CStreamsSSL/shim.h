@@ -79,6 +79,20 @@ static inline int cstreams_alpn_select_http11(SSL *ssl, const unsigned char **ou
     return SSL_TLSEXT_ERR_OK;
 }
 static inline void cstreams_SSL_CTX_select_alpn_http11(SSL_CTX *ctx) { SSL_CTX_set_alpn_select_cb(ctx, cstreams_alpn_select_http11, NULL); }
+/// Server-side ALPN with HTTP/2: "h2" when the client offers it, else "http/1.1",
+/// else no ALPN.
+static inline int cstreams_alpn_select_h2(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                          const unsigned char *in, unsigned int inlen, void *arg) {
+    (void)ssl; (void)arg;
+    static const unsigned char protocols[] = "\x02h2\x08http/1.1";
+    unsigned char *selected = NULL;
+    if (SSL_select_next_proto(&selected, outlen, protocols, sizeof(protocols) - 1, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
+        return SSL_TLSEXT_ERR_NOACK;
+    }
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+}
+static inline void cstreams_SSL_CTX_select_alpn_h2(SSL_CTX *ctx) { SSL_CTX_set_alpn_select_cb(ctx, cstreams_alpn_select_h2, NULL); }
 /// Client-side ALPN offer of "http/1.1"; 0 on success (as SSL_set_alpn_protos).
 static inline int cstreams_SSL_offer_alpn_http11(SSL *ssl) {
     static const unsigned char http11[] = "\x08http/1.1";

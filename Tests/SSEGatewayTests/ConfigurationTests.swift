@@ -39,6 +39,7 @@ struct ConfigurationTests {
         "--jwt-secret", "--jwt-public-key", "--jwt-audience", "--subscribe-auth", "--cors-origin",
         "--shutdown-grace", "--access-log", "--redis", "--redis-min-replicas", "--tls-cert", "--tls-key",
         "--drain-delay", "--drain-spread", "--max-connections-per-ip",
+        "--http2", "--http2-max-concurrent-streams",
     ]
 
     /// One value for every option (TLS is tested on its own: it needs a pair; so are
@@ -77,6 +78,8 @@ struct ConfigurationTests {
         ("cors-origin", "https://app.example", defaults { $0.corsOrigin = "https://app.example" }),
         ("shutdown-grace", "0", defaults { $0.shutdownGrace = .zero }),
         ("access-log", "true", defaults { $0.accessLog = true }),
+        ("http2", "off", defaults { $0.http2 = false }),
+        ("http2-max-concurrent-streams", "250", defaults { $0.http2MaxConcurrentStreams = 250 }),
     ]
 
     /// Starting with no arguments and no environment gives the documented defaults.
@@ -92,6 +95,7 @@ struct ConfigurationTests {
         #expect(c.headerTimeout == .seconds(10) && c.idleTimeout == .seconds(60) && c.bodyTimeout == .seconds(10))
         #expect(c.publishToken == nil && c.corsOrigin == "*" && c.shutdownGrace == .seconds(2) && !c.accessLog)
         #expect(c.tlsCertificate == nil && c.tlsKey == nil)
+        #expect(c.http2 && c.http2MaxConcurrentStreams == 128)
         #expect(c.jwtSecret == nil && c.jwtPublicKey == nil && c.jwtAudience == nil && c.subscribeAuth == .open)
     }
 

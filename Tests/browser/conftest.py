@@ -30,10 +30,12 @@ def browser():
         browser.close()
 
 
-@pytest.fixture(scope="module")
-def gateway():
-    """A gateway with default limits, shared by a module's tests (each uses its own topic)."""
-    gw = Gateway("shared").start()
+@pytest.fixture(scope="module", params=["http1", "http2"])
+def gateway(request):
+    """A gateway with default limits, shared by a module's tests (each uses its own topic);
+    every test that takes it runs twice: over plain HTTP/1.1, and over HTTPS where the
+    browser speaks HTTP/2 (ALPN h2) with it."""
+    gw = Gateway(f"shared-{request.param}", tls=request.param == "http2").start()
     yield gw
     assert gw.stop() == 0
 
@@ -131,7 +133,7 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture
 def tab(browser, request):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, ignore_https_errors=True)
     page = context.new_page()
     console = ConsoleLog(page)
     yield Tab(page, console)

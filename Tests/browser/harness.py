@@ -14,6 +14,7 @@ import re
 import select
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -45,13 +46,34 @@ def gateway_binary() -> Path:
     return path
 
 
+def test_certificate() -> tuple[Path, Path]:
+    """A throwaway self-signed certificate for 127.0.0.1 and localhost (made once, with
+    the openssl command): the HTTPS gateway of the HTTP/2 tests; the browser context
+    ignores that nobody signed it."""
+    directory = ARTIFACTS / "tls"
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    if not cert.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                        "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, capture_output=True)
+    return cert, key
+
+
 class Gateway:
-    """The sse-gateway executable on 127.0.0.1. After `stop()`, `start()` reuses the port."""
+    """The sse-gateway executable on 127.0.0.1. After `stop()`, `start()` reuses the port.
+    With `tls`, it serves HTTPS with the test certificate, and browsers speak HTTP/2
+    to it (ALPN h2); the helpers here then use HTTPS (HTTP/1.1) too."""
 
     LISTENING = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
 
-    def __init__(self, name: str, *args: str, retry_ms: int = 300):
+    def __init__(self, name: str, *args: str, retry_ms: int = 300, tls: bool = False):
         self.name = name
+        self.tls = tls
+        if tls:
+            cert, key = test_certificate()
+            args = ("--tls-cert", str(cert), "--tls-key", str(key), *args)
         self.args = ["--host", HOST, "--public", str(ROOT / "public"), "--retry-ms", str(retry_ms), *args]
         self.port = 0
         self.process: subprocess.Popen | None = None
@@ -102,13 +124,17 @@ class Gateway:
             raise AssertionError(f"gateway did not exit within 10s of SIGTERM ({self.log_path})")
 
     def url(self, path: str = "") -> str:
-        return f"http://{HOST}:{self.port}/{path}"
+        return f"{'https' if self.tls else 'http'}://{HOST}:{self.port}/{path}"
 
     # -- HTTP -------------------------------------------------------------------
 
     def request(self, method: str, path: str, body: bytes | None = None,
                 headers: dict | None = None) -> tuple[int, str]:
-        connection = http.client.HTTPConnection(HOST, self.port, timeout=10)
+        if self.tls:
+            connection = http.client.HTTPSConnection(HOST, self.port, timeout=10,
+                                                     context=ssl._create_unverified_context())
+        else:
+            connection = http.client.HTTPConnection(HOST, self.port, timeout=10)
         try:
             connection.request(method, "/" + path, body=body, headers=headers or {})
             response = connection.getresponse()
@@ -162,7 +188,7 @@ class CurlSubscriber:
     """`curl -sN` on a stream, read on a thread; `text` is everything received so far."""
 
     def __init__(self, url: str):
-        self.process = subprocess.Popen(["curl", "-sN", "--no-buffer", url],
+        self.process = subprocess.Popen(["curl", "-sN", "--no-buffer", "--insecure", url],
                                         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
         self._chunks: list[bytes] = []
         self._lock = threading.Lock()

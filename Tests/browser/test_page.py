@@ -593,7 +593,7 @@ def test_no_console_errors_in_normal_use(gateway, tab, topic):
 
 def test_phone_width_has_no_horizontal_scroll(gateway, browser, topic):
     context = browser.new_context(viewport={"width": 360, "height": 800}, device_scale_factor=2,
-                                  is_mobile=True, has_touch=True)
+                                  is_mobile=True, has_touch=True, ignore_https_errors=True)
     try:
         page = context.new_page()
         page.goto(gateway.url() + f"?topic={topic}&subscribe=both")

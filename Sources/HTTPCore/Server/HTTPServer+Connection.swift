@@ -17,6 +17,8 @@ extension HTTPServer {
         case task(@Sendable (ResponseStream) async -> Void, ResponseStream)
         /// The head is not written yet: the pump writes it with the first batch.
         case pump(StreamPump)
+        /// The connection speaks HTTP/2 (ALPN `h2`, or these first bytes began the preface).
+        case http2([UInt8])
     }
 
     @inline(never)  // its own small frame, not merged into the connection's closure
@@ -36,6 +38,8 @@ extension HTTPServer {
         case .pump(let pump):
             stream = pump.stream
             await pump.run()
+        case .http2(let initial):
+            return await serveHTTP2(on: connection, initial: initial)
         }
         await stream.finish(deadline: .now + .seconds(1))
     }
@@ -60,6 +64,7 @@ extension HTTPServer {
         if case .handshaking(let deadline) = lifecycle.state {
             guard await establishTLS(on: connection, deadline: deadline) else { return nil }
             lifecycle.handle(.handshakeCompleted, now: .now)
+            if configuration.http2.enabled && connection.tlsALPNProtocol == "h2" { return .http2([]) }
         }
         return await serveRequests(on: connection, lifecycle: &lifecycle)
     }
@@ -70,9 +75,11 @@ extension HTTPServer {
                                lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
         var drained = false
+        var preface: HTTP2PrefaceCheck = configuration.http2.enabled && !connection.isTLS ? .pending : .http1
         while !Task.isCancelled {
             guard let request = await nextRequest(on: connection, parser: &parser, drained: &drained,
-                                                  lifecycle: &lifecycle) else {
+                                                  lifecycle: &lifecycle, preface: &preface) else {
+                if case .http2(let initial) = preface { return .http2(initial) }
                 return nil
             }
             let response = await handler(request)
@@ -96,7 +103,8 @@ extension HTTPServer {
     /// left the socket empty (it returned less than it asked for): the next read
     /// then waits for readability first, instead of a read that says `EAGAIN`.
     private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
-                             lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> HTTPRequest? {
+                             lifecycle: inout ConnectionLifecycle<ContinuousClock>,
+                             preface: inout HTTP2PrefaceCheck) async -> HTTPRequest? {
         lifecycle.handle(.awaitingRequest(midRequest: parser.isMidRequest), now: .now)
         // Idle connections are listed, so that shutdown can close them at once.
         var listedIdle = lifecycle.isIdle
@@ -152,6 +160,7 @@ extension HTTPServer {
                 listedIdle = false
             }
             lifecycle.handle(.bytesArrived, now: .now)
+            if preface.check(bytes) { return nil }
             parser.append(bytes)
         }
     }

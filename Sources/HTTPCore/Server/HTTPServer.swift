@@ -57,6 +57,8 @@ public final class HTTPServer: Sendable {
         var lifecycle = Lifecycle.ready
         /// Connections waiting for their next request, closed at once on shutdown.
         var idle: [Int32: Connection] = [:]
+        /// HTTP/2 connections, sent a GOAWAY on shutdown.
+        var http2: [Int32: HTTP2Connection] = [:]
 
         /// Applies `event`; true when it changed the lifecycle (false: nothing to do).
         mutating func handle(_ event: LifecycleEvent) -> Bool {
@@ -243,12 +245,13 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting and closes idle connections. Harmless to call twice.
     public func shutdown() {
-        let idle = state.withLock { state -> [Connection] in
-            guard state.handle(.shutdown) else { return [] }
+        let (idle, http2) = state.withLock { state -> ([Connection], [HTTP2Connection]) in
+            guard state.handle(.shutdown) else { return ([], []) }
             defer { state.idle.removeAll() }
-            return Array(state.idle.values)
+            return (Array(state.idle.values), Array(state.http2.values))
         }
         listener.close()
+        for connection in http2 { connection.goAway() }
         for connection in idle { connection.abort() }
     }
 
@@ -262,6 +265,21 @@ public final class HTTPServer: Sendable {
             guard state.acceptsConnections else { return false }
             state.idle[connection.fd] = connection
             return true
+        }
+    }
+
+    /// Records an HTTP/2 connection for shutdown's GOAWAY; false when shutting down.
+    func enterHTTP2(_ connection: HTTP2Connection) -> Bool {
+        state.withLock { state in
+            guard state.acceptsConnections else { return false }
+            state.http2[connection.connection.fd] = connection
+            return true
+        }
+    }
+
+    func leaveHTTP2(_ connection: HTTP2Connection) {
+        state.withLock { state in
+            if state.http2[connection.connection.fd] === connection { state.http2[connection.connection.fd] = nil }
         }
     }
 

@@ -23,6 +23,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var writeTimeout: Duration = .seconds(30)
     /// `Retry-After` seconds on the over-capacity `503`.
     public var retryAfterSeconds = 1
+    /// HTTP/2 on the same listener (ALPN `h2`, cleartext prior knowledge) and its limits.
+    public var http2 = HTTP2Settings()
     /// Builds every answer the server gives on its own (a refused request, `408`,
     /// the over-capacity `503`) from its status and one-line reason, so the
     /// application's policy (its CORS field, say) holds for those too. The server

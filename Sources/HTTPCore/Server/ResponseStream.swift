@@ -6,10 +6,13 @@
 public final class ResponseStream: Sendable {
     let connection: Connection
     let chunked: Bool
+    /// Over HTTP/2, the stream this response is (aborting it resets the stream only).
+    let http2: HTTP2StreamControl?
 
-    init(connection: Connection, chunked: Bool) {
+    init(connection: Connection, chunked: Bool, http2: HTTP2StreamControl? = nil) {
         self.connection = connection
         self.chunked = chunked
+        self.http2 = http2
     }
 
     /// Writes the chunks, in order, as one `writev` where the socket allows.
@@ -36,15 +39,17 @@ public final class ResponseStream: Sendable {
 
     /// See `Connection.onPeerClosed`.
     public func onPeerClosed(_ handler: @escaping @Sendable () -> Void) {
+        if let http2 { return http2.onPeerClosed(handler) }
         connection.onPeerClosed(handler)
     }
 
     /// Whether the client has gone.
-    public var isPeerClosed: Bool { connection.isPeerClosed }
+    public var isPeerClosed: Bool { http2?.isPeerClosed ?? connection.isPeerClosed }
 
     /// Ends the connection at once (e.g. a subscriber that fell too far behind):
     /// a write in progress fails, the stream's task unwinds.
     public func abort() {
+        if let http2 { return http2.abort() }
         connection.abort()
     }
 

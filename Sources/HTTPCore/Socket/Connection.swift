@@ -265,6 +265,8 @@ public final class ConnectionCounters: Sendable {
     /// stream's task waited for writability to write the rest (a subscriber reading
     /// slower than it is sent to).
     public let streamWritesBlocked = Atomic<UInt64>(0)
+    /// HTTP/2 connections, streams and GOAWAYs.
+    public let http2 = HTTP2Counters()
 
     public init() {}
 }

@@ -37,12 +37,14 @@ public final class TLSContext: @unchecked Sendable {
     /// first, then intermediates) and its PEM private key (unencrypted).
     /// - Throws: `TLSError` naming the file at fault: missing, unreadable, not
     ///   PEM, encrypted, or a key that does not belong to the certificate.
-    public static func server(certificateChainFile: String, privateKeyFile: String) throws(TLSError) -> TLSContext {
+    /// With `http2`, ALPN chooses `h2` when the client offers it (else `http/1.1`).
+    public static func server(certificateChainFile: String, privateKeyFile: String,
+                              http2: Bool = false) throws(TLSError) -> TLSContext {
         try checkReadable(certificateChainFile)
         try checkReadable(privateKeyFile)
         let ctx = try makeContext(server: true)
         do throws(TLSError) {
-            cstreams_SSL_CTX_select_alpn_http11(ctx)
+            if http2 { cstreams_SSL_CTX_select_alpn_h2(ctx) } else { cstreams_SSL_CTX_select_alpn_http11(ctx) }
             _ = cstreams_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_SERVER))
             let sessionContext = Array("sse-gateway".utf8)
             _ = SSL_CTX_set_session_id_context(ctx, sessionContext, UInt32(sessionContext.count))

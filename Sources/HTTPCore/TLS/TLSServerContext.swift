@@ -10,13 +10,17 @@ import Locking
 public final class TLSServerContext: Sendable {
     public let certificateChainFile: String
     public let privateKeyFile: String
+    /// Whether ALPN offers `h2` before `http/1.1`.
+    public let http2: Bool
     private let current: Locked<TLSContext>
 
     /// Loads the files now; see `TLSContext.server` for what may fail.
-    public init(certificateChainFile: String, privateKeyFile: String) throws(TLSError) {
+    public init(certificateChainFile: String, privateKeyFile: String, http2: Bool = true) throws(TLSError) {
         self.certificateChainFile = certificateChainFile
         self.privateKeyFile = privateKeyFile
-        current = Locked(try TLSContext.server(certificateChainFile: certificateChainFile, privateKeyFile: privateKeyFile))
+        self.http2 = http2
+        current = Locked(try TLSContext.server(certificateChainFile: certificateChainFile, privateKeyFile: privateKeyFile,
+                                                 http2: http2))
     }
 
     /// The context new connections use.
@@ -31,7 +35,8 @@ public final class TLSServerContext: Sendable {
     public func reload() throws(TLSError) -> TLSContext {
         // Built outside the lock: file reads and key checks take milliseconds,
         // and accepting must not wait for them.
-        let fresh = try TLSContext.server(certificateChainFile: certificateChainFile, privateKeyFile: privateKeyFile)
+        let fresh = try TLSContext.server(certificateChainFile: certificateChainFile, privateKeyFile: privateKeyFile,
+                                                 http2: http2)
         current.withLock { $0 = fresh }
         return fresh
     }

@@ -81,6 +81,10 @@ struct GatewayConfiguration: Sendable, Equatable {
     var tlsCertificate: String? = nil
     /// Path of the PEM private key; set together with `tlsCertificate`.
     var tlsKey: String? = nil
+    /// HTTP/2 beside HTTP/1.1 on the listener (ALPN `h2`, cleartext prior knowledge).
+    var http2 = true
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`: streams one HTTP/2 connection may hold.
+    var http2MaxConcurrentStreams = 128
 
     /// The HTTP parser's limits, taken from the three size options.
     var httpLimits: HTTPLimits {

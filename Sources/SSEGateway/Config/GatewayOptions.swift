@@ -204,6 +204,27 @@ enum GatewayOptions {
                       summary: "PEM private key for --tls-cert.",
                       defaultText: { $0.tlsKey ?? "none" },
                       apply: { config, text throws(ValueProblem) in config.tlsKey = try OptionValue.text(text) }),
+        // HTTP/2 (API.md "HTTP/2").
+        GatewayOption(name: "http2", kind: .value(placeholder: "on|off"),
+                      summary: "Speak HTTP/2 too: ALPN h2 over TLS, prior knowledge in cleartext.",
+                      defaultText: { $0.http2 ? "on" : "off" },
+                      apply: { config, text throws(ValueProblem) in
+                          switch text.lowercased() {
+                          case "on": config.http2 = true
+                          case "off": config.http2 = false
+                          default:
+                              do throws(ValueProblem) {
+                                  config.http2 = try OptionValue.boolean(text)
+                              } catch {
+                                  throw ValueProblem(expectation: "expected on or off")
+                              }
+                          }
+                      }),
+        GatewayOption(name: "http2-max-concurrent-streams", kind: .value(placeholder: "COUNT"),
+                      summary: "Streams (SSE subscriptions included) one HTTP/2 connection may hold.",
+                      defaultText: { "\($0.http2MaxConcurrentStreams)" },
+                      apply: { config, text throws(ValueProblem) in
+                          config.http2MaxConcurrentStreams = try OptionValue.integer(text, in: 1...10_000) }),
     ]
 
     /// The option whose flag is `--name`, if any.

@@ -22,8 +22,16 @@ struct MetricsHandler: Sendable {
         func perChannel(_ value: (Channel) -> UInt64) -> [(labels: [(String, String)], value: UInt64)] {
             Channel.allCases.map { (labels: [("channel", $0.rawValue)], value: value($0)) }
         }
-        text.gauge("sse_gateway_connections", help: "Open client connections.",
-                   value: counters.open.load(ordering: .relaxed))
+        let open = counters.open.load(ordering: .relaxed)
+        let http2 = counters.http2.connections.load(ordering: .relaxed)
+        text.gauge("sse_gateway_connections", help: "Open client connections, per protocol (HTTP/2 once it is spoken).",
+                   samples: [(labels: [("protocol", "http1")], value: UInt64(max(0, open - http2))),
+                             (labels: [("protocol", "http2")], value: UInt64(max(0, http2)))])
+        text.gauge("sse_gateway_http2_streams", help: "Open HTTP/2 streams, across every HTTP/2 connection.",
+                   value: UInt64(max(0, counters.http2.streams.load(ordering: .relaxed))))
+        text.counter("sse_gateway_http2_goaways_total",
+                     help: "GOAWAY frames sent, per reason (shutdown, idle_timeout, and each abuse refused).",
+                     samples: HTTP2GoAwayReason.allCases.map { (labels: [("reason", $0.rawValue)], value: counters.http2.goAways($0)) })
         text.gauge("sse_gateway_subscribers", help: "Subscribers connected now, per channel.",
                    samples: perChannel { UInt64(max(0, hubCounters.subscribers($0))) })
         text.gauge("sse_gateway_topics", help: "Topics the hub holds.", value: snapshot.topics)

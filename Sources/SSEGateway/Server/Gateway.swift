@@ -73,6 +73,8 @@ final class Gateway: Sendable {
         serverConfiguration.bodyTimeout = configuration.bodyTimeout
         serverConfiguration.maxConnections = configuration.maxConnections ?? Gateway.defaultMaxConnections(limit)
         serverConfiguration.maxConnectionsPerAddress = configuration.maxConnectionsPerIP
+        serverConfiguration.http2.enabled = configuration.http2
+        serverConfiguration.http2.maxConcurrentStreams = configuration.http2MaxConcurrentStreams
         // One policy for every answer: the handlers' replies and the HTTP layer's own refusals.
         let policy = ResponsePolicy(corsOrigin: configuration.corsOrigin)
         serverConfiguration.refusal = { status, reason in policy.refusal(status, reason) }

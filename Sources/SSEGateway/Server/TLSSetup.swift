@@ -11,7 +11,8 @@ enum TLSSetup {
         guard let certificate = configuration.tlsCertificate, let key = configuration.tlsKey else { return nil }
         let tls: TLSServerContext
         do {
-            tls = try TLSServerContext(certificateChainFile: certificate, privateKeyFile: key)
+            tls = try TLSServerContext(certificateChainFile: certificate, privateKeyFile: key,
+                                       http2: configuration.http2)
         } catch {
             throw ConfigurationError(message: message(for: error, certificate: certificate, key: key))
         }

@@ -125,7 +125,9 @@ struct StaticAndOpsTests {
             #expect(response.head.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
             let lines = Set(response.text.split(separator: "\n").map(String.init))
             let families: [(name: String, type: String, samples: [String])] = [
-                ("sse_gateway_connections", "gauge", [""]),
+                ("sse_gateway_connections", "gauge", [#"{protocol="http1"}"#, #"{protocol="http2"}"#]),
+                ("sse_gateway_http2_streams", "gauge", [""]),
+                ("sse_gateway_http2_goaways_total", "counter", [#"{reason="rapid_reset"}"#, #"{reason="shutdown"}"#]),
                 ("sse_gateway_subscribers", "gauge", [#"{channel="state"}"#, #"{channel="events"}"#]),
                 ("sse_gateway_topics", "gauge", [""]),
                 ("sse_gateway_publishes_total", "counter", [#"{channel="state"}"#, #"{channel="events"}"#]),

@@ -93,13 +93,19 @@ extension GatewayUnderTest {
 
 /// The Prometheus text `/metrics` answers, read as the tests use it.
 public enum MetricsText {
-    /// A map from `name{labels}` to value; comment lines are skipped.
+    /// A map from `name{labels}` to value; comment lines are skipped. A family
+    /// with labels and no bare sample also gets its sum under its bare name
+    /// (`sse_gateway_connections` is every protocol's connections).
     public static func parse(_ text: String) -> [String: Double] {
         var values: [String: Double] = [:]
+        var sums: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let parts = line.split(separator: " ")
-            if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+            guard parts.count == 2, let value = Double(parts[1]) else { continue }
+            values[String(parts[0])] = value
+            if let brace = parts[0].firstIndex(of: "{") { sums[String(parts[0][..<brace]), default: 0] += value }
         }
+        for (name, sum) in sums where values[name] == nil { values[name] = sum }
         return values
     }
 }
