@@ -20,7 +20,7 @@ final class PipelineCore: Sendable {
     typealias Caller = UnsafeContinuation<Result<RedisValue, RedisError>, Never>
     typealias Writer = UnsafeContinuation<Void, Never>
     typealias State = PipelineState<Caller, Writer>
-    typealias MessageHandler = @Sendable (RedisMessage) async -> Void
+    typealias MessageHandler = @Sendable (RedisPush) async -> Void
 
     let connection: Connection
     let loop: EventLoop
@@ -33,7 +33,8 @@ final class PipelineCore: Sendable {
     /// `withLock`'s `&value` as a write, and an empty value's address is the next field's
     /// (it reported `onMessage` as raced).
     private let resumeFence = Locked<UInt8>(0)
-    /// Set for a subscriber: message pushes go here instead of to a caller.
+    /// Set for a subscriber: pushes (messages, and `sunsubscribe`s nobody asked
+    /// for) go here instead of to a caller.
     private let onMessage: MessageHandler?
     /// Writes and reads so far (tests check that commands share writes).
     let writes = Atomic<UInt64>(0)
@@ -59,14 +60,16 @@ final class PipelineCore: Sendable {
     var isOpen: Bool { state.withLock { $0.isOpen } }
 
     /// Sends a command and waits for its `replies` replies (the last one is returned).
-    func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1,
+    /// `shardUnsubscribes`: the channels of a SUNSUBSCRIBE (its replies are told
+    /// apart from the `sunsubscribe` pushes Redis Cluster sends unasked).
+    func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
                                      timeout: Duration) async throws(RedisError) -> RedisValue {
         let deadline = ContinuousClock.now + timeout
         let result = await withUnsafeContinuation { (caller: Caller) in
             var action = State.EnqueueAction.fail(caller, .protocolError("out of memory encoding a command"))
             _ = CommandFormatter.format(arguments) { bytes in
                 let bytes = EncodedCommand(bytes: bytes)
-                action = state.withLock { $0.enqueue(bytes, replies: replies, deadline: deadline, caller: caller) }
+                action = state.withLock { $0.enqueue(bytes, replies: replies, deadline: deadline, shardUnsubscribes: shardUnsubscribes, caller: caller) }
             }
             switch action {
             case .none: break
@@ -158,35 +161,34 @@ final class PipelineCore: Sendable {
     }
 
     /// Hands `replies` to their callers (one lock for a run of replies) and, in
-    /// subscriber mode, message pushes to `onMessage`, all in arrival order.
+    /// subscriber mode, pushes to `onMessage`, all in arrival order. Whether a
+    /// `sunsubscribe` is a reply or a push is decided under the lock, by what the
+    /// oldest caller awaits at that point of the stream.
     private func deliver(_ replies: inout [Reply], resumptions: inout [(Caller, Result<RedisValue, RedisError>)]) async {
         var start = 0
         while start < replies.count {
-            // The run of replies up to the next message push (all of them without onMessage).
-            var end = start
-            var message: RedisMessage?
-            while end < replies.count {
-                if onMessage != nil, let push = RedisMessage(push: replies[end]) {
-                    message = push
-                    break
-                }
-                end += 1
-            }
-            if end > start {
-                let closing = state.withLock { state -> State.Closing? in
-                    for reply in replies[start..<end] {
-                        if let closing = state.receive(reply, into: &resumptions) { return closing }
+            // The run of replies up to the next push (all of them without onMessage).
+            let (end, push, closing) = state.withLock { state -> (Int, RedisPush?, State.Closing?) in
+                var end = start
+                while end < replies.count {
+                    if onMessage != nil,
+                       let push = RedisPush(replies[end], awaitedShardUnsubscribe: state.awaitsShardUnsubscribe(of:)) {
+                        return (end, push, nil)
                     }
-                    return nil
+                    if let closing = state.receive(replies[end], into: &resumptions) { return (replies.count, nil, closing) }
+                    end += 1
                 }
+                return (end, nil, nil)
+            }
+            if !resumptions.isEmpty {
                 resumeFence.withLock { _ in
                     for (caller, result) in resumptions { caller.resume(returning: result) }
                 }
                 resumptions.removeAll(keepingCapacity: true)
-                perform(closing)
             }
-            if let message, let onMessage, isOpen {
-                await onMessage(message)
+            perform(closing)
+            if let push, let onMessage, isOpen {
+                await onMessage(push)
             }
             start = end + 1
         }

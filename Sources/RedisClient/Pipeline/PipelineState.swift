@@ -13,6 +13,9 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
         let deadline: ContinuousClock.Instant
         /// Replies still to come (SUBSCRIBE of n channels: n).
         var repliesLeft: Int
+        /// The channels of a SUNSUBSCRIBE: its replies look like the `sunsubscribe`
+        /// pushes Redis Cluster sends unasked when a slot leaves the node.
+        let shardUnsubscribes: Set<[UInt8]>
     }
 
     enum EnqueueAction: Sendable {
@@ -61,18 +64,27 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
 
     var pendingCount: Int { entries.count }
 
+    /// Whether a `sunsubscribe` reply for `channel` is the next reply a caller
+    /// awaits (the oldest pending command is a SUNSUBSCRIBE of it); otherwise such
+    /// a reply is a push the server sent unasked.
+    func awaitsShardUnsubscribe(of channel: [UInt8]) -> Bool {
+        entries.first?.shardUnsubscribes.contains(channel) ?? false
+    }
+
     var isOpen: Bool { lifecycle == .open }
 
     /// Queues a command (its RESP bytes) whose `replies` replies `caller` awaits.
+    /// `shardUnsubscribes`: the channels of a SUNSUBSCRIBE (empty for any other command).
     mutating func enqueue(_ command: EncodedCommand, replies: Int, deadline: ContinuousClock.Instant,
-                          caller: Caller) -> EnqueueAction {
+                          shardUnsubscribes: Set<[UInt8]> = [], caller: Caller) -> EnqueueAction {
         precondition(replies > 0, "a command awaits at least one reply")
         guard isOpen else { return .fail(caller, .closed) }
         guard entries.count < limits.maxPending, outgoing.count + command.bytes.count <= limits.maxUnsentBytes else {
             return .fail(caller, .timedOut)
         }
         outgoing.append(contentsOf: command.bytes)
-        entries.append(Entry(caller: caller, sequence: nextSequence, deadline: deadline, repliesLeft: replies))
+        entries.append(Entry(caller: caller, sequence: nextSequence, deadline: deadline, repliesLeft: replies,
+                             shardUnsubscribes: shardUnsubscribes))
         window.add(sequence: nextSequence, deadline: deadline)
         nextSequence += 1
         if let writer = parkedWriter.take() { return .resumeWriter(writer) }
