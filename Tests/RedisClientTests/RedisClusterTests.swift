@@ -248,3 +248,36 @@ struct RedisClusterTests {
         try await waitUntil { pushes.messages == ["after"] }
     }
 }
+
+extension RedisClusterTests {
+    /// A master that is silent (SIGSTOP) long enough is replaced by its replica; when it comes back it is a
+    /// replica, and its sharded subscribers hear of it (a `shardChannelUnsubscribed` push, or the connection
+    /// closed): a subscription that silently stops delivering is what this rules out.
+    @Test func pausedMasterComesBackAsReplica() async throws {
+        let cluster = try await RedisCluster.start()
+        let map = try await SlotMap.fetch(from: seeds(cluster), timeout: Self.timeout)
+        let channel = Array("sse:{news}:ch".utf8)
+        let route = try #require(map.route(key: channel))
+        let pushes = Pushes()
+        let subscriber = try await subscriber(route.master.address, pushes)
+        defer { subscriber.close() }
+        let closed = Locked(false)
+        subscriber.onClose { closed.withLock { $0 = true } }
+        try await subscriber.ssubscribe([channel], timeout: Self.timeout)
+        let paused = try #require(cluster.server(port: route.master.address.port))
+
+        let pausedAt = ContinuousClock.now
+        paused.pause()
+        let promoted = try await cluster.waitForPromotion(servingSlot: route.slot.value, formerMasterPort: route.master.address.port)
+        print("failover: master paused to replica serving: \(ContinuousClock.now - pausedAt)")
+        let resumedAt = ContinuousClock.now
+        paused.resume()
+        try await waitUntil { pushes.unsubscribed == [String(decoding: channel, as: UTF8.self)] || closed.withLock { $0 } }
+        print("failover: old master resumed to its subscriber told: \(ContinuousClock.now - resumedAt),"
+              + " pushes \(pushes.unsubscribed), closed \(closed.withLock { $0 })")
+        try await waitUntil {
+            let view = try? await cluster.topology(askingPort: promoted)
+            return view?.first { $0.port == route.master.address.port }?.isMaster == false
+        }
+    }
+}
