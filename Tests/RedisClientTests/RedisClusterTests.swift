@@ -281,3 +281,34 @@ extension RedisClusterTests {
         }
     }
 }
+
+extension RedisClusterTests {
+    /// 50 callers refreshing together share at most two fetches and all get the map; a refresh after a slot
+    /// moved names its new master; with every seed gone, the last map's nodes still answer.
+    @Test func slotMapSourceRefreshes() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let source = SlotMapSource(seeds: try seeds(cluster), timeout: Self.timeout)
+        #expect(source.current == nil)
+        let maps = try await withThrowingTaskGroup(of: SlotMap.self) { group in
+            for _ in 0..<50 { group.addTask { try await source.refresh() } }
+            return try await group.reduce(into: [SlotMap]()) { $0.append($1) }
+        }
+        #expect(maps.count == 50 && maps.allSatisfy { $0.coversEverySlot && $0 == maps[0] })
+        #expect(source.fetches <= 2)
+        #expect(source.current == maps[0])
+
+        let slot = HashSlot(key: "sse:{news}:id")
+        let target = try #require(maps[0].masters.first { $0 != maps[0].master(for: slot) })
+        try await cluster.moveSlot(slot.value, toPort: target.address.port)
+        let fresh = try await source.refresh()
+        #expect(fresh.master(for: slot) == target)
+        #expect(fresh.reassignedSlots(since: maps[0]) == [slot])
+
+        let orphan = SlotMapSource(seeds: [RedisURL(host: "127.0.0.1", port: 1)], timeout: Self.timeout, map: fresh)
+        let again = try await orphan.refresh(lost: [fresh.masters[0].address])
+        #expect(again == fresh)
+        let none = SlotMapSource(seeds: [RedisURL(host: "127.0.0.1", port: 1)], timeout: Self.timeout)
+        await #expect(throws: RedisError.self) { try await none.refresh() }
+        #expect(none.current == nil && none.fetches == 1)
+    }
+}

@@ -105,3 +105,16 @@ public struct SlotMapError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var description: String { "invalid cluster slot map: \(reason)" }
 }
+
+extension SlotMap {
+    /// The slots whose master is not the same in `older` (a different node id,
+    /// or served in one map only): the topics of these slots must be followed on
+    /// their new master. Ascending.
+    public func reassignedSlots(since older: SlotMap) -> [HashSlot] {
+        (0..<HashSlot.count).compactMap { value in
+            let slot = HashSlot(value)!
+            return master(for: slot)?.id == older.master(for: slot)?.id
+                && master(for: slot)?.address == older.master(for: slot)?.address ? nil : slot
+        }
+    }
+}
