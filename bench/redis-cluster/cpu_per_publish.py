@@ -16,6 +16,7 @@ sockets) divided by the publishes that node ran. Variants:
 
   single/PUBLISH    one Redis, the script as on main (global PUBLISH)
   single/SPUBLISH   one Redis, the cluster form (SPUBLISH on sse:{T}:ch)
+  cluster1/SPUBLISH one cluster-enabled node holding all 16384 slots: cluster mode's own cost
   cluster/SPUBLISH  3 masters, the cluster form: each node runs 1/3 of the publishes
   cluster/PUBLISH   3 masters, global PUBLISH: every node's bus relays every message
                     to every other node (what sharded pub/sub avoids)
@@ -320,6 +321,17 @@ def main():
         run_variant("single/PUBLISH", [single], lambda slot: single, "PUBLISH", True, args)
         Conn(single).call("FLUSHALL")
         run_variant("single/SPUBLISH", [single], lambda slot: single, "SPUBLISH", False, args)
+        servers.stop()
+
+        # One cluster-enabled node holding every slot: what cluster mode itself costs per
+        # publish (each redis.call of a script checks its key's slot), without sharing the cores.
+        alone = servers.start(cluster=True)
+        Conn(alone).call("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+        for _ in range(600):
+            if b"cluster_state:ok" in Conn(alone).call("CLUSTER", "INFO"):
+                break
+            time.sleep(0.05)
+        run_variant("cluster1/SPUBLISH", [alone], lambda slot: alone, "SPUBLISH", False, args)
         servers.stop()
 
         ports = [servers.start(cluster=True) for _ in range(3)]
