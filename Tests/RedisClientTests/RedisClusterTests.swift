@@ -201,8 +201,11 @@ struct RedisClusterTests {
         try await subscriber.ssubscribe([staying], timeout: Self.timeout)
         let target = try #require(map.masters.first { $0 != route.master })
 
+        let movingAt = ContinuousClock.now
         try await cluster.moveSlot(route.slot.value, toPort: target.address.port)
+        let movedAt = ContinuousClock.now
         try await waitUntil { pushes.unsubscribed == [String(decoding: moving, as: UTF8.self)] }
+        print("reshard: moveSlot took \(movedAt - movingAt) (redis-cli calls included); the push was seen \(ContinuousClock.now - movedAt) after it returned")
         #expect(subscriber.isOpen)
         try await subscriber.sunsubscribe([staying], timeout: Self.timeout)
         try await subscriber.ping(timeout: Self.timeout)

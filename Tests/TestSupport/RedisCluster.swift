@@ -4,8 +4,10 @@ import HTTPCore
 
 /// A real Redis Cluster for one test: `masters` masters with `replicasPerMaster`
 /// replicas each, every node a `RedisServer` (`--cluster-enabled yes`, its cluster
-/// bus on a free port of its own, `cluster-node-timeout` 1000 ms), joined by
-/// `redis-cli --cluster create`.
+/// bus on a free port of its own, `cluster-node-timeout` 1000 ms,
+/// `cluster-require-full-coverage no` unless asked: the setting docs/redis-cluster.md
+/// recommends, under which the other shards keep serving while one master is lost),
+/// joined by `redis-cli --cluster create`.
 ///
 /// Promises: `start` returns once every node reports `cluster_state:ok`, all agree
 /// on which node serves each slot, and every replica's link to its master is up.
@@ -40,13 +42,15 @@ public final class RedisCluster: Sendable {
         try await start(masters: 3, replicasPerMaster: 0)
     }
 
-    public static func start(masters: Int, replicasPerMaster: Int) async throws -> RedisCluster {
+    /// `requireFullCoverage`: Redis's default, under which every node refuses every
+    /// key (`CLUSTERDOWN`) while any slot has no master.
+    public static func start(masters: Int, replicasPerMaster: Int, requireFullCoverage: Bool = false) async throws -> RedisCluster {
         precondition(masters >= 3, "redis-cli --cluster create wants at least 3 masters")
         guard FileManager.default.isExecutableFile(atPath: cli) else {
             throw RedisServer.StartFailed(description: "\(cli) is not installed: apt-get install redis-tools")
         }
         var nodes: [RedisServer] = []
-        for _ in 0..<(masters * (1 + replicasPerMaster)) { nodes.append(try await startNode()) }
+        for _ in 0..<(masters * (1 + replicasPerMaster)) { nodes.append(try await startNode(requireFullCoverage: requireFullCoverage)) }
         let cluster = RedisCluster(nodes: nodes)
         let created = try await runToExit(cli, ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
                                                + ["--cluster-replicas", String(replicasPerMaster), "--cluster-yes"], upTo: 60)
@@ -59,7 +63,7 @@ public final class RedisCluster: Sendable {
 
     /// A cluster-enabled server with its bus on a free port (another is tried if
     /// that one was taken before the server bound it).
-    private static func startNode() async throws -> RedisServer {
+    private static func startNode(requireFullCoverage: Bool) async throws -> RedisServer {
         var attempt = 1
         while true {
             let listener = try Listener(address: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
@@ -69,6 +73,7 @@ public final class RedisCluster: Sendable {
                 return try await RedisServer.start([
                     "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                     "--cluster-node-timeout", String(nodeTimeoutMilliseconds), "--cluster-port", String(busPort),
+                    "--cluster-require-full-coverage", requireFullCoverage ? "yes" : "no",
                 ])
             } catch where attempt < 5 {
                 attempt += 1
