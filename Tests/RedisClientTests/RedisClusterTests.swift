@@ -207,6 +207,15 @@ struct RedisClusterTests {
         try await waitUntil { pushes.unsubscribed == [String(decoding: moving, as: UTF8.self)] }
         print("reshard: moveSlot took \(movedAt - movingAt) (redis-cli calls included); the push was seen \(ContinuousClock.now - movedAt) after it returned")
         #expect(subscriber.isOpen)
+        // Unsubscribing from the moved channel on its old node: answered (or refused MOVED), never a hang or a close.
+        do {
+            try await subscriber.sunsubscribe([moving], timeout: Self.timeout)
+            print("reshard: SUNSUBSCRIBE of the moved channel on its old node: answered")
+        } catch {
+            print("reshard: SUNSUBSCRIBE of the moved channel on its old node: \(error)")
+            #expect(ClusterRedirection(error)?.address == target.address, "\(error)")
+        }
+        #expect(subscriber.isOpen)
         try await subscriber.sunsubscribe([staying], timeout: Self.timeout)
         try await subscriber.ping(timeout: Self.timeout)
         #expect(pushes.unsubscribed == [String(decoding: moving, as: UTF8.self)])
