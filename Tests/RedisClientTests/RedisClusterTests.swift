@@ -324,3 +324,54 @@ extension RedisClusterTests {
         #expect(none.current == nil && none.fetches == 1)
     }
 }
+
+extension RedisClusterTests {
+    /// `redis-cli --cluster reshard` of 100 slots: a fresh map shows exactly those moved to the target, their keys
+    /// are read there, and the subscriber on the source hears `shardChannelUnsubscribed` for exactly the channels
+    /// of the moved slots it followed, and no other.
+    @Test func reshardMovesSlotsKeysAndSubscriptions() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let before = try await SlotMap.fetch(from: seeds(cluster), timeout: Self.timeout)
+        let source = before.shards[0]
+        let target = before.shards[1].master
+        // A tag per slot at both ends of the source's slots (redis-cli picks which slots move).
+        let allSlots = source.slots.flatMap { Array($0) }
+        let wanted = Set(allSlots.prefix(150) + allSlots.suffix(150))
+        var tags: [Int: String] = [:]
+        var index = 0
+        while tags.count < wanted.count && index < 2_000_000 {
+            let tag = "t\(index)"
+            let slot = HashSlot(key: tag).value
+            if wanted.contains(slot) && tags[slot] == nil { tags[slot] = tag }
+            index += 1
+        }
+        #expect(tags.count == wanted.count)
+        let writer = try await connect(source.master.address)
+        defer { writer.close() }
+        let pushes = Pushes()
+        let subscriber = try await subscriber(source.master.address, pushes)
+        defer { subscriber.close() }
+        for tag in tags.values {
+            _ = try await writer.command(["SET", "sse:{\(tag)}:id", tag], timeout: Self.timeout)
+            try await subscriber.ssubscribe([Array("sse:{\(tag)}:ch".utf8)], timeout: Self.timeout)
+        }
+
+        try await cluster.reshard(slots: 100, fromPort: source.master.address.port, toPort: target.address.port)
+        let after = try await SlotMap.fetch(from: seeds(cluster), timeout: Self.timeout)
+        let moved = after.reassignedSlots(since: before)
+        #expect(moved.count == 100)
+        #expect(moved.allSatisfy { before.master(for: $0) == source.master && after.master(for: $0) == target })
+        let movedTags = moved.compactMap { tags[$0.value] }
+        #expect(!movedTags.isEmpty)
+        let reader = try await connect(target.address)
+        defer { reader.close() }
+        for tag in movedTags {
+            #expect(try await reader.command(["GET", "sse:{\(tag)}:id"], timeout: Self.timeout) == .bulk(Array(tag.utf8)))
+        }
+        let expected = Set(movedTags.map { "sse:{\($0)}:ch" })
+        try await waitUntil { Set(pushes.unsubscribed) == expected }
+        try await subscriber.ping(timeout: Self.timeout)
+        #expect(Set(pushes.unsubscribed) == expected && pushes.unsubscribed.count == expected.count)
+        #expect(subscriber.isOpen)
+    }
+}
