@@ -101,7 +101,7 @@ public final class RedisCluster: Sendable {
     public func topology(askingPort port: Int? = nil) async throws -> [NodeInfo] {
         var lastError = ""
         for node in port.map({ [$0] }) ?? nodes.map(\.port) {
-            let reply = try await Self.cli(port: node, ["CLUSTER", "NODES"])
+            let reply = try await Self.command(port: node, ["CLUSTER", "NODES"])
             guard reply.ok else {
                 lastError = reply.text
                 continue
@@ -123,7 +123,7 @@ public final class RedisCluster: Sendable {
 
     /// `CLUSTER KEYSLOT key`, asked of a node.
     public func keySlot(_ key: String) async throws -> Int {
-        let reply = try await Self.cli(port: nodes[0].port, ["CLUSTER", "KEYSLOT", key])
+        let reply = try await Self.command(port: nodes[0].port, ["CLUSTER", "KEYSLOT", key])
         guard reply.ok, let slot = Int(reply.text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw RedisServer.StartFailed(description: "CLUSTER KEYSLOT failed: \(reply.text)")
         }
@@ -145,7 +145,7 @@ public final class RedisCluster: Sendable {
                 guard let view = try? await topology(askingPort: port),
                       let serving = view.first(where: { $0.isMaster && !$0.isFailing && $0.serves(slot) }),
                       serving.port != formerMasterPort, agreed == nil || agreed == serving.port,
-                      try await Self.cli(port: port, ["CLUSTER", "INFO"]).text.contains("cluster_state:ok") else {
+                      try await Self.command(port: port, ["CLUSTER", "INFO"]).text.contains("cluster_state:ok") else {
                     everyoneAgrees = false
                     break
                 }
@@ -171,7 +171,7 @@ public final class RedisCluster: Sendable {
         try await Self.cliChecked(port: target.port, ["CLUSTER", "SETSLOT", String(slot), "IMPORTING", source.id])
         try await Self.cliChecked(port: source.port, ["CLUSTER", "SETSLOT", String(slot), "MIGRATING", target.id])
         for _ in 0..<10_000 {
-            let keys = try await Self.cli(port: source.port, ["CLUSTER", "GETKEYSINSLOT", String(slot), "100"]).text
+            let keys = try await Self.command(port: source.port, ["CLUSTER", "GETKEYSINSLOT", String(slot), "100"]).text
                 .split(separator: "\n").map(String.init).filter { !$0.isEmpty }
             if keys.isEmpty { break }
             try await Self.cliChecked(port: source.port, ["MIGRATE", "127.0.0.1", String(target.port), "", "0", "5000", "KEYS"] + keys)
@@ -179,7 +179,7 @@ public final class RedisCluster: Sendable {
         try await Self.cliChecked(port: target.port, ["CLUSTER", "SETSLOT", String(slot), "NODE", target.id])
         try await Self.cliChecked(port: source.port, ["CLUSTER", "SETSLOT", String(slot), "NODE", target.id])
         for other in view where other.isMaster && !other.isFailing && other.port != source.port && other.port != target.port {
-            _ = try await Self.cli(port: other.port, ["CLUSTER", "SETSLOT", String(slot), "NODE", target.id])
+            _ = try await Self.command(port: other.port, ["CLUSTER", "SETSLOT", String(slot), "NODE", target.id])
         }
     }
 
@@ -215,7 +215,7 @@ public final class RedisCluster: Sendable {
     private func isHealthy(masters: Int, replicas: Int, reason: inout String) async throws -> Bool {
         var owners: [String]?
         for node in nodes {
-            let info = try await Self.cli(port: node.port, ["CLUSTER", "INFO"]).text
+            let info = try await Self.command(port: node.port, ["CLUSTER", "INFO"]).text
             guard info.contains("cluster_state:ok") else {
                 reason = "\(node.port): \(info.prefix(40))"
                 return false
@@ -234,7 +234,7 @@ public final class RedisCluster: Sendable {
             }
             owners = ownersHere
             if let me = view.first(where: { $0.port == node.port }), !me.isMaster {
-                let replication = try await Self.cli(port: node.port, ["INFO", "replication"]).text
+                let replication = try await Self.command(port: node.port, ["INFO", "replication"]).text
                 guard replication.contains("master_link_status:up") else {
                     reason = "replica \(node.port) not linked yet"
                     return false
@@ -264,7 +264,7 @@ public final class RedisCluster: Sendable {
     }
 
     /// `redis-cli -p port args…` (raw output); `ok` false when it failed or replied an error.
-    static func cli(port: Int, _ arguments: [String]) async throws -> (ok: Bool, text: String) {
+    static func command(port: Int, _ arguments: [String]) async throws -> (ok: Bool, text: String) {
         let result = try await runToExit(cli, ["-h", "127.0.0.1", "-p", String(port)] + arguments, upTo: 10)
         let text = result.stdout
         let refused = text.hasPrefix("ERR") || text.hasPrefix("MOVED") || text.hasPrefix("ASK") || text.hasPrefix("CLUSTERDOWN")
@@ -273,7 +273,7 @@ public final class RedisCluster: Sendable {
     }
 
     private static func cliChecked(port: Int, _ arguments: [String]) async throws {
-        let reply = try await cli(port: port, arguments)
+        let reply = try await command(port: port, arguments)
         guard reply.ok else {
             throw RedisServer.StartFailed(description: "redis-cli -p \(port) \(arguments.joined(separator: " ")): \(reply.text)")
         }
