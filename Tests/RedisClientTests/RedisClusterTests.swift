@@ -138,8 +138,29 @@ struct RedisClusterTests {
             try await source.command([Array("SET".utf8), key, Array("1".utf8)], timeout: Self.timeout)
         }
         #expect(asked.flatMap { ClusterRedirection($0) } == ClusterRedirection(kind: .ask, slot: route.slot, address: target.address))
-        _ = try await destination.command(["ASKING"], timeout: Self.timeout)
-        #expect(try await destination.command([Array("SET".utf8), key, Array("1".utf8)], timeout: Self.timeout) == .status("OK"))
+        // On the importing node, only a command right after ASKING is served; others are sent back (MOVED).
+        // 100 asked SETs among 100 plain GETs, all concurrent on one pipelined connection: no GET takes a SET's ASKING.
+        let outcomes = try await withThrowingTaskGroup(of: (asked: Bool, served: Bool).self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    if index % 2 == 0 {
+                        let reply = try await destination.commandAfterAsking([Array("SET".utf8), key, Array("\(index)".utf8)],
+                                                                             timeout: Self.timeout)
+                        return (true, reply == .status("OK"))
+                    }
+                    do throws(RedisError) {
+                        _ = try await destination.command([Array("GET".utf8), key], timeout: Self.timeout)
+                        return (false, true)
+                    } catch {
+                        return (false, ClusterRedirection(error)?.kind != .moved)
+                    }
+                }
+            }
+            return try await group.reduce(into: [(asked: Bool, served: Bool)]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0.asked }.allSatisfy { $0.served })
+        #expect(outcomes.filter { !$0.asked && $0.served }.isEmpty)
+        #expect(destination.isOpen)
     }
 
     /// SSUBSCRIBE on a channel's master delivers every SPUBLISH in order (a script's too, channel in its keys' slot);

@@ -46,4 +46,17 @@ struct ShardedSubscriberTests {
         #expect(pushes.all.withLock { $0 }.isEmpty)
         #expect(subscriber.isOpen)
     }
+
+    /// On a server that is no cluster node, ASKING is refused: the call fails with that refusal, and the
+    /// command's own reply does not reach the next caller.
+    @Test func askingOutsideAClusterKeepsRepliesInPlace() async throws {
+        let server = try await RedisServer.start()
+        let redis = try await RedisConnection.connect(to: RedisURL(parsing: server.url), timeout: Self.timeout)
+        defer { redis.close() }
+        let asked = Task { try await redis.commandAfterAsking([Array("ECHO".utf8), Array("a".utf8)], timeout: Self.timeout) }
+        let next = Task { try await redis.command(["ECHO", "b"], timeout: Self.timeout) }
+        await #expect(throws: RedisError.self) { try await asked.value }
+        #expect(try await next.value == .bulk(Array("b".utf8)))
+        #expect(try await redis.command(["ECHO", "c"], timeout: Self.timeout) == .bulk(Array("c".utf8)))
+    }
 }

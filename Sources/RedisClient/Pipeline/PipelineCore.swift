@@ -62,14 +62,28 @@ final class PipelineCore: Sendable {
     /// Sends a command and waits for its `replies` replies (the last one is returned).
     /// `shardUnsubscribes`: the channels of a SUNSUBSCRIBE (its replies are told
     /// apart from the `sunsubscribe` pushes Redis Cluster sends unasked).
+    /// `asking`: `ASKING` goes first, in the same write and the same entry (its reply
+    /// counts as one more; an error of either is the call's error, after both came),
+    /// so no other caller's command comes between them.
     func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
-                                     timeout: Duration) async throws(RedisError) -> RedisValue {
+                                     asking: Bool = false, timeout: Duration) async throws(RedisError) -> RedisValue {
         let deadline = ContinuousClock.now + timeout
         let result = await withUnsafeContinuation { (caller: Caller) in
             var action = State.EnqueueAction.fail(caller, .protocolError("out of memory encoding a command"))
             _ = CommandFormatter.format(arguments) { bytes in
-                let bytes = EncodedCommand(bytes: bytes)
-                action = state.withLock { $0.enqueue(bytes, replies: replies, deadline: deadline, shardUnsubscribes: shardUnsubscribes, caller: caller) }
+                func enqueue(_ bytes: UnsafeRawBufferPointer, replies: Int) {
+                    let bytes = EncodedCommand(bytes: bytes)
+                    action = state.withLock {
+                        $0.enqueue(bytes, replies: replies, deadline: deadline, shardUnsubscribes: shardUnsubscribes,
+                                   separateCommands: asking, caller: caller)
+                    }
+                }
+                if asking {
+                    precondition(replies == 1, "ASKING precedes a command of one reply")
+                    (Self.askingCommand + Array(bytes)).withUnsafeBytes { enqueue($0, replies: 2) }
+                } else {
+                    enqueue(bytes, replies: replies)
+                }
             }
             switch action {
             case .none: break
@@ -80,6 +94,9 @@ final class PipelineCore: Sendable {
         resumeFence.withLock { _ in }
         return try result.get()
     }
+
+    /// `ASKING` in RESP.
+    private static let askingCommand: [UInt8] = Array("*1\r\n$6\r\nASKING\r\n".utf8)
 
     func onClose(_ handler: @escaping @Sendable () -> Void) {
         if state.withLock({ $0.onClose(handler) }) { handler() }

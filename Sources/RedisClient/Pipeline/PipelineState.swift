@@ -16,6 +16,10 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
         /// The channels of a SUNSUBSCRIBE: its replies look like the `sunsubscribe`
         /// pushes Redis Cluster sends unasked when a slot leaves the node.
         let shardUnsubscribes: Set<[UInt8]>
+        /// Several commands sent as one entry (`ASKING` + a command): each answers on
+        /// its own, so an error reply does not end the wait; the first error is kept.
+        let separateCommands: Bool
+        var firstError: String?
     }
 
     enum EnqueueAction: Sendable {
@@ -75,8 +79,11 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
 
     /// Queues a command (its RESP bytes) whose `replies` replies `caller` awaits.
     /// `shardUnsubscribes`: the channels of a SUNSUBSCRIBE (empty for any other command).
+    /// `separateCommands`: the bytes are `replies` commands, each answering once
+    /// (the caller gets the first error reply, else the last reply, once all came).
     mutating func enqueue(_ command: EncodedCommand, replies: Int, deadline: ContinuousClock.Instant,
-                          shardUnsubscribes: Set<[UInt8]> = [], caller: Caller) -> EnqueueAction {
+                          shardUnsubscribes: Set<[UInt8]> = [], separateCommands: Bool = false,
+                          caller: Caller) -> EnqueueAction {
         precondition(replies > 0, "a command awaits at least one reply")
         guard isOpen else { return .fail(caller, .closed) }
         guard entries.count < limits.maxPending, outgoing.count + command.bytes.count <= limits.maxUnsentBytes else {
@@ -84,7 +91,7 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
         }
         outgoing.append(contentsOf: command.bytes)
         entries.append(Entry(caller: caller, sequence: nextSequence, deadline: deadline, repliesLeft: replies,
-                             shardUnsubscribes: shardUnsubscribes))
+                             shardUnsubscribes: shardUnsubscribes, separateCommands: separateCommands))
         window.add(sequence: nextSequence, deadline: deadline)
         nextSequence += 1
         if let writer = parkedWriter.take() { return .resumeWriter(writer) }
@@ -117,11 +124,16 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
         guard !entries.isEmpty else { return close(failingFirstWith: .closed) }
         let done: Result<RedisValue, RedisError>? = entries.updateFirst { entry in
             switch reply {
+            case .error(let message) where entry.separateCommands:
+                entry.repliesLeft -= 1
+                if entry.firstError == nil { entry.firstError = message }
+                return entry.repliesLeft == 0 ? .failure(.server(entry.firstError ?? message)) : nil
             case .error(let message):
                 return .failure(.server(message))
             case .value(let value):
                 entry.repliesLeft -= 1
-                return entry.repliesLeft == 0 ? .success(value) : nil
+                guard entry.repliesLeft == 0 else { return nil }
+                return entry.firstError.map { .failure(.server($0)) } ?? .success(value)
             }
         }
         guard let done, let entry = entries.popFirst() else { return nil }
