@@ -279,6 +279,15 @@ struct RedisClusterTests {
         defer { publisher.close() }
         #expect(try await publisher.publish(Array("after".utf8), to: channel, mode: .sharded, timeout: Self.timeout) == 1)
         try await waitUntil { pushes.messages == ["after"] }
+
+        // The killed master started again (its nodes.conf kept) rejoins as the promoted node's replica.
+        try await cluster.server(port: route.master.address.port)?.start(again: true)
+        try await waitUntil {
+            let view = try? await cluster.topology(askingPort: promoted)
+            return view?.first { $0.port == route.master.address.port }.map { !$0.isMaster && !$0.isFailing } ?? false
+        }
+        #expect(try await SlotMap.fetch(from: seeds(cluster), timeout: Self.timeout).shard(for: route.slot)?.replicas
+            .contains { $0.address == route.master.address } == true)
     }
 }
 
