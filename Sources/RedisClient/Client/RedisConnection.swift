@@ -22,7 +22,7 @@ import HTTPCore
 ///
 /// Not for SUBSCRIBE: use `RedisSubscriber`.
 public final class RedisConnection: Sendable {
-    private let core: PipelineCore
+    let core: PipelineCore
 
     private init(core: PipelineCore) {
         self.core = core

@@ -9,21 +9,14 @@ public struct RedisMessage: Sendable, Equatable {
         self.channel = channel
         self.payload = payload
     }
-
-    /// A `message` push (`["message", channel, payload]`); nil for anything else.
-    init?(push reply: Reply) {
-        guard case .value(.array(let elements)) = reply, elements.count == 3,
-              case .bulk(let kind) = elements[0], kind.elementsEqual("message".utf8),
-              case .bulk(let channel) = elements[1], case .bulk(let payload) = elements[2] else { return nil }
-        self.init(channel: channel, payload: payload)
-    }
 }
 
-/// A connection in RESP2 subscribed mode: SUBSCRIBE, UNSUBSCRIBE and PING, and
-/// the messages of the channels it subscribed to.
+/// A connection in RESP2 subscribed mode: SUBSCRIBE, UNSUBSCRIBE, the sharded
+/// SSUBSCRIBE and SUNSUBSCRIBE, and PING, and the messages of the channels it
+/// subscribed to (`message` and `smessage` pushes alike).
 ///
 /// Promises:
-/// - `onMessage` is awaited for every `message` push, in arrival order, by the
+/// - `onMessage` (or `onPush`) is awaited for every push, in arrival order, by the
 ///   connection's one reader task (on the loop); nothing more is parsed or
 ///   delivered until it returns, so it must return promptly: the socket is not
 ///   read while it runs, and Redis disconnects a subscriber whose output buffer
@@ -44,11 +37,26 @@ public final class RedisSubscriber: Sendable {
         core.close()
     }
 
-    /// Connects as `RedisConnection.connect` does; `onMessage` receives the messages.
+    /// Connects as `RedisConnection.connect` does; `onMessage` receives the messages
+    /// (of SUBSCRIBE and SSUBSCRIBE alike). For a subscriber that must hear of the
+    /// sharded subscriptions Redis Cluster ends (slots moving), use `onPush`.
     /// - Throws: only `.unreachable(reason)`.
     public static func connect(to url: RedisURL, timeout: Duration, loop: EventLoop = .shared,
                                onMessage: @escaping @Sendable (RedisMessage) async -> Void) async throws(RedisError) -> RedisSubscriber {
-        RedisSubscriber(core: try await Connecting.open(url, timeout: timeout, loop: loop, onMessage: onMessage))
+        try await connect(to: url, timeout: timeout, loop: loop, onPush: { push in
+            if case .message(let message) = push { await onMessage(message) }
+        })
+    }
+
+    /// Connects as `RedisConnection.connect` does; `onPush` receives every push:
+    /// the messages, and the `sunsubscribe`s Redis Cluster sends unasked.
+    /// Name the argument (`onPush: { … }`): a trailing closure picks `onMessage`
+    /// (disfavoured, so that existing `connect(…) { message in … }` calls stay as they were).
+    /// - Throws: only `.unreachable(reason)`.
+    @_disfavoredOverload
+    public static func connect(to url: RedisURL, timeout: Duration, loop: EventLoop = .shared,
+                               onPush: @escaping @Sendable (RedisPush) async -> Void) async throws(RedisError) -> RedisSubscriber {
+        RedisSubscriber(core: try await Connecting.open(url, timeout: timeout, loop: loop, onMessage: onPush))
     }
 
     /// Subscribes to `channels`; returns when Redis confirmed all of them.
@@ -61,6 +69,28 @@ public final class RedisSubscriber: Sendable {
     public func unsubscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
         guard !channels.isEmpty else { return }
         _ = try await core.command([Array("UNSUBSCRIBE".utf8)] + channels, replies: channels.count, timeout: timeout)
+    }
+
+    /// Subscribes to the sharded channels `channels` (SSUBSCRIBE); returns when Redis
+    /// confirmed all of them. Their messages (`SPUBLISH`) come to `onMessage`.
+    ///
+    /// On Redis Cluster every channel of one call must hash to one slot, served by
+    /// this node (`HashSlot.grouping` makes the groups): otherwise this throws
+    /// `.server` with `CROSSSLOT…` or `MOVED <slot> <host>:<port>`
+    /// (`ClusterRedirection` parses it) and subscribes to none of them. Later, when
+    /// the slot leaves this node, the subscription ends and `onPush` gets
+    /// `.shardChannelUnsubscribed`.
+    public func ssubscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
+        guard !channels.isEmpty else { return }
+        _ = try await core.command([Array("SSUBSCRIBE".utf8)] + channels, replies: channels.count, timeout: timeout)
+    }
+
+    /// Unsubscribes from the sharded channels `channels` (SUNSUBSCRIBE); returns when
+    /// Redis confirmed all of them (also for channels the cluster had already ended).
+    public func sunsubscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
+        guard !channels.isEmpty else { return }
+        _ = try await core.command([Array("SUNSUBSCRIBE".utf8)] + channels, replies: channels.count,
+                                   shardUnsubscribes: Set(channels), timeout: timeout)
     }
 
     /// One round trip on this connection (a PING, answered in subscribed mode too).

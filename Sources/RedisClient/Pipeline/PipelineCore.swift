@@ -23,7 +23,7 @@ final class PipelineCore: Sendable {
     typealias Caller = ReplySlot
     typealias Writer = UnsafeContinuation<Void, Never>
     typealias State = PipelineState<Caller, Writer>
-    typealias MessageHandler = @Sendable (RedisMessage) async -> Void
+    typealias MessageHandler = @Sendable (RedisPush) async -> Void
 
     /// Where one command's result meets its caller. Every field is read and written
     /// only inside `state`'s lock (that is the proof for `@unchecked Sendable`): the
@@ -49,7 +49,8 @@ final class PipelineCore: Sendable {
     let connection: Connection
     let loop: EventLoop
     private let state: Locked<State>
-    /// Set for a subscriber: message pushes go here instead of to a caller.
+    /// Set for a subscriber: pushes (messages, and `sunsubscribe`s nobody asked
+    /// for) go here instead of to a caller.
     private let onMessage: MessageHandler?
     /// Writes and reads so far (tests check that commands share writes).
     let writes = Atomic<UInt64>(0)
@@ -77,8 +78,13 @@ final class PipelineCore: Sendable {
     /// Sends a command and waits for its `replies` replies (the last one is returned).
     /// A cancelled task stops waiting at once with `.cancelled` (before it is sent:
     /// nothing is sent); its reply, when it comes, is read and dropped.
-    func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1,
-                                     timeout: Duration) async throws(RedisError) -> RedisValue {
+    /// `shardUnsubscribes`: the channels of a SUNSUBSCRIBE (its replies are told
+    /// apart from the `sunsubscribe` pushes Redis Cluster sends unasked).
+    /// `asking`: `ASKING` goes first, in the same write and the same entry (its reply
+    /// counts as one more; an error of either is the call's error, after both came),
+    /// so no other caller's command comes between them.
+    func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
+                                     asking: Bool = false, timeout: Duration) async throws(RedisError) -> RedisValue {
         let deadline = ContinuousClock.now + timeout
         let slot = ReplySlot()
         await withTaskCancellationHandler {
@@ -87,16 +93,26 @@ final class PipelineCore: Sendable {
                 var formatted = false
                 _ = CommandFormatter.format(arguments) { bytes in
                     formatted = true
-                    let bytes = EncodedCommand(bytes: bytes)
-                    wake = state.withLock { state in
-                        // Cancelled before it parked: nothing is sent.
-                        guard slot.result == nil else { return (nil, continuation) }
-                        slot.continuation = continuation
-                        switch state.enqueue(bytes, replies: replies, deadline: deadline, caller: slot) {
-                        case .none: return (nil, nil)
-                        case .resumeWriter(let writer): return (writer, nil)
-                        case .fail(_, let error): return (nil, slot.settle(.failure(error)))
+                    func enqueue(_ bytes: UnsafeRawBufferPointer, replies: Int) {
+                        let bytes = EncodedCommand(bytes: bytes)
+                        wake = state.withLock { state in
+                            // Cancelled before it parked: nothing is sent.
+                            guard slot.result == nil else { return (nil, continuation) }
+                            slot.continuation = continuation
+                            switch state.enqueue(bytes, replies: replies, deadline: deadline,
+                                                 shardUnsubscribes: shardUnsubscribes, separateCommands: asking,
+                                                 caller: slot) {
+                            case .none: return (nil, nil)
+                            case .resumeWriter(let writer): return (writer, nil)
+                            case .fail(_, let error): return (nil, slot.settle(.failure(error)))
+                            }
                         }
+                    }
+                    if asking {
+                        precondition(replies == 1, "ASKING precedes a command of one reply")
+                        (Self.askingCommand + Array(bytes)).withUnsafeBytes { enqueue($0, replies: 2) }
+                    } else {
+                        enqueue(bytes, replies: replies)
                     }
                 }
                 if !formatted {
@@ -114,6 +130,9 @@ final class PipelineCore: Sendable {
         // Settled, always: whoever resumed this task recorded the result first.
         return try state.withLock { _ in slot.result! }.get()
     }
+
+    /// `ASKING` in RESP.
+    private static let askingCommand: [UInt8] = Array("*1\r\n$6\r\nASKING\r\n".utf8)
 
     func onClose(_ handler: @escaping @Sendable () -> Void) {
         if state.withLock({ $0.onClose(handler) }) { handler() }
@@ -203,40 +222,40 @@ final class PipelineCore: Sendable {
     }
 
     /// Hands `replies` to their callers (one lock for a run of replies, the callers
-    /// resumed after it) and, in subscriber mode, message pushes to `onMessage`, all
-    /// in arrival order.
+    /// resumed after it) and, in subscriber mode, pushes to `onMessage`, all in
+    /// arrival order. Whether a `sunsubscribe` is a reply or a push is decided under
+    /// the lock, by what the oldest caller awaits at that point of the stream.
     private func deliver(_ replies: inout [Reply], resumptions: inout [(Caller, Result<RedisValue, RedisError>)],
                          callers: inout [UnsafeContinuation<Void, Never>]) async {
         var start = 0
         while start < replies.count {
-            // The run of replies up to the next message push (all of them without onMessage).
-            var end = start
-            var message: RedisMessage?
-            while end < replies.count {
-                if onMessage != nil, let push = RedisMessage(push: replies[end]) {
-                    message = push
-                    break
-                }
-                end += 1
-            }
-            if end > start {
-                var closing: State.Closing?
-                state.withLock { state in
-                    for reply in replies[start..<end] {
-                        closing = state.receive(reply, into: &resumptions)
-                        if closing != nil { break }
+            // The run of replies up to the next push (all of them without onMessage).
+            let (end, push, closing) = state.withLock { state -> (Int, RedisPush?, State.Closing?) in
+                var run: (Int, RedisPush?, State.Closing?)?
+                var end = start
+                while end < replies.count {
+                    if onMessage != nil,
+                       let push = RedisPush(replies[end], awaitedShardUnsubscribe: state.awaitsShardUnsubscribe(of:)) {
+                        run = (end, push, nil)
+                        break
                     }
-                    for (slot, result) in resumptions {
-                        if let caller = slot.settle(result) { callers.append(caller) }
+                    if let closing = state.receive(replies[end], into: &resumptions) {
+                        run = (replies.count, nil, closing)
+                        break
                     }
+                    end += 1
                 }
-                for caller in callers { caller.resume() }
-                callers.removeAll(keepingCapacity: true)
-                resumptions.removeAll(keepingCapacity: true)
-                if let closing { settle { _ in closing } }
+                for (slot, result) in resumptions {
+                    if let caller = slot.settle(result) { callers.append(caller) }
+                }
+                return run ?? (end, nil, nil)
             }
-            if let message, let onMessage, isOpen {
-                await onMessage(message)
+            for caller in callers { caller.resume() }
+            callers.removeAll(keepingCapacity: true)
+            resumptions.removeAll(keepingCapacity: true)
+            if let closing { settle { _ in closing } }
+            if let push, let onMessage, isOpen {
+                await onMessage(push)
             }
             start = end + 1
         }

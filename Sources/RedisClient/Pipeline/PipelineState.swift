@@ -13,6 +13,13 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
         let deadline: ContinuousClock.Instant
         /// Replies still to come (SUBSCRIBE of n channels: n).
         var repliesLeft: Int
+        /// The channels of a SUNSUBSCRIBE: its replies look like the `sunsubscribe`
+        /// pushes Redis Cluster sends unasked when a slot leaves the node.
+        let shardUnsubscribes: Set<[UInt8]>
+        /// Several commands sent as one entry (`ASKING` + a command): each answers on
+        /// its own, so an error reply does not end the wait; the first error is kept.
+        let separateCommands: Bool
+        var firstError: String?
     }
 
     enum EnqueueAction: Sendable {
@@ -61,10 +68,21 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
 
     var pendingCount: Int { entries.count }
 
+    /// Whether a `sunsubscribe` reply for `channel` is the next reply a caller
+    /// awaits (the oldest pending command is a SUNSUBSCRIBE of it); otherwise such
+    /// a reply is a push the server sent unasked.
+    func awaitsShardUnsubscribe(of channel: [UInt8]) -> Bool {
+        entries.first?.shardUnsubscribes.contains(channel) ?? false
+    }
+
     var isOpen: Bool { lifecycle == .open }
 
     /// Queues a command (its RESP bytes) whose `replies` replies `caller` awaits.
+    /// `shardUnsubscribes`: the channels of a SUNSUBSCRIBE (empty for any other command).
+    /// `separateCommands`: the bytes are `replies` commands, each answering once
+    /// (the caller gets the first error reply, else the last reply, once all came).
     mutating func enqueue(_ command: EncodedCommand, replies: Int, deadline: ContinuousClock.Instant,
+                          shardUnsubscribes: Set<[UInt8]> = [], separateCommands: Bool = false,
                           caller: Caller) -> EnqueueAction {
         precondition(replies > 0, "a command awaits at least one reply")
         guard isOpen else { return .fail(caller, .closed) }
@@ -72,7 +90,8 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
             return .fail(caller, .timedOut)
         }
         outgoing.append(contentsOf: command.bytes)
-        entries.append(Entry(caller: caller, sequence: nextSequence, deadline: deadline, repliesLeft: replies))
+        entries.append(Entry(caller: caller, sequence: nextSequence, deadline: deadline, repliesLeft: replies,
+                             shardUnsubscribes: shardUnsubscribes, separateCommands: separateCommands))
         window.add(sequence: nextSequence, deadline: deadline)
         nextSequence += 1
         if let writer = parkedWriter.take() { return .resumeWriter(writer) }
@@ -105,11 +124,16 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
         guard !entries.isEmpty else { return close(failingFirstWith: .closed) }
         let done: Result<RedisValue, RedisError>? = entries.updateFirst { entry in
             switch reply {
+            case .error(let message) where entry.separateCommands:
+                entry.repliesLeft -= 1
+                if entry.firstError == nil { entry.firstError = message }
+                return entry.repliesLeft == 0 ? .failure(.server(entry.firstError ?? message)) : nil
             case .error(let message):
                 return .failure(.server(message))
             case .value(let value):
                 entry.repliesLeft -= 1
-                return entry.repliesLeft == 0 ? .success(value) : nil
+                guard entry.repliesLeft == 0 else { return nil }
+                return entry.firstError.map { .failure(.server($0)) } ?? .success(value)
             }
         }
         guard let done, let entry = entries.popFirst() else { return nil }
