@@ -103,7 +103,7 @@ public actor Hub: StreamEngine {
         if counted { counters.published(channel) }
         let delivery = withTopic(name) { topic in
             topic.record(id: id, frame: frame, channel: channel, now: now)
-            // Encoded once for every several-topic subscriber, only when there is one.
+            // Encoded once for every tagged subscriber, only when there is one.
             return deliver(frame, on: channel, of: &topic, now: now) {
                 (TopicFrameEncoder.event(topic: name, id: id, event: event, data: data), id)
             }

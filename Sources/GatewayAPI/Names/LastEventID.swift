@@ -3,8 +3,8 @@
 ///
 /// Promises (API.md, "Subscribing"): an id is 1 to 20 ASCII decimal digits whose value
 /// fits a `UInt64`; anything else (empty, a sign, spaces, non-ASCII digits, overflow)
-/// counts as absent, so a bad header never refuses a subscription. The cursors of
-/// several-topic streams (issue 14) will be read beside it, in this folder.
+/// counts as absent, so a bad header never refuses a subscription. The cursor of a
+/// several-topic stream is read beside it (`StreamCursor`).
 public enum LastEventID {
     /// The id `text` names, or nil when it names none.
     public static func parse(_ text: String?) -> UInt64? {

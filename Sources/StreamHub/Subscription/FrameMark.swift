@@ -1,4 +1,4 @@
-/// What a frame of a several-topic stream is, beside its bytes: which of the stream's
+/// What a frame of a tagged stream (`?topic=`) is, beside its bytes: which of the stream's
 /// topics (`slot`, the index in its `topic` parameters) and which id of that topic
 /// it delivers. The consumer moves its cursor with it when it writes the frame.
 ///

@@ -2,7 +2,7 @@
 /// that it will be told when some arrive, or the end.
 public enum SubscriberPoll: Sendable {
     /// Every pending frame, oldest first. `marks[i]` is `frames[i]`'s mark on a
-    /// several-topic subscription (else `marks` is empty); `values` of the frames are
+    /// tagged subscription (else `marks` is empty); `values` of the frames are
     /// values (the rest are heartbeats); the oldest value was queued at
     /// `oldestValueAt` (nil when the batch holds none).
     case frames([[UInt8]], marks: [FrameMark], values: Int, oldestValueAt: ContinuousClock.Instant?)

@@ -3,11 +3,11 @@
 /// caller (`SubscriberCore`, holding the lock) must perform after releasing the lock.
 ///
 /// Bounds: on `.latest` (state channel) at most one frame is pending; on
-/// `.latestPerSlot` (a several-topic state stream) at most one per topic; on
+/// `.latestPerSlot` (a tagged state stream) at most one per topic; on
 /// `.bounded(limit)` (events) at most `limit` event frames plus one heartbeat, all
-/// of a several-topic stream's topics counted together.
+/// of a stream's topics counted together.
 ///
-/// A several-topic subscriber's queue is `marked`: beside each frame it keeps the
+/// A tagged subscriber's queue is `marked`: beside each frame it keeps the
 /// frame's `FrameMark` (which topic, which id), so the consumer can write its cursor.
 struct SubscriberQueue: Sendable {
     typealias Handler = @Sendable (FinishReason) -> Void
@@ -33,7 +33,7 @@ struct SubscriberQueue: Sendable {
         case latest
         /// Events channel: a push appends; a push finding `limit` pending overflows.
         case bounded(limit: Int)
-        /// A several-topic state stream: a push replaces the pending frame of its
+        /// A tagged state stream: a push replaces the pending frame of its
         /// mark's slot (the newest value of each topic wins) and goes last.
         case latestPerSlot
     }
@@ -85,7 +85,7 @@ struct SubscriberQueue: Sendable {
     }
 
     private(set) var mode: Mode
-    /// Whether `marks` is kept (a several-topic subscriber).
+    /// Whether `marks` is kept (a tagged subscriber).
     let marked: Bool
     private(set) var state: State
     /// Frames waiting for the consumer, oldest first.
