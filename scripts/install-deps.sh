@@ -13,12 +13,12 @@
 # Tests/browser/requirements.txt and installed by Tests/browser/run.sh into a venv.
 set -euo pipefail
 
-# Building the gateway: OpenSSL and hiredis headers through pkg-config.
-RUN_PACKAGES=(libssl-dev pkg-config libhiredis-dev)
+# Building the gateway: OpenSSL, hiredis and nghttp2 headers through pkg-config.
+RUN_PACKAGES=(libssl-dev pkg-config libhiredis-dev libnghttp2-dev)
 # The tests: curl and openssl (clients and throwaway certificates), redis-server and
-# redis-sentinel (cluster tests), nghttp2 (HTTP/2 clients), wrk, chromium and a
+# redis-sentinel (cluster tests), nghttp2-client (HTTP/2 clients), wrk, chromium and a
 # Python venv (browser tests).
-TEST_PACKAGES=(curl openssl redis-server redis-sentinel libnghttp2-dev nghttp2-client wrk
+TEST_PACKAGES=(curl openssl redis-server redis-sentinel nghttp2-client wrk
                chromium python3 python3-venv python3-pip)
 # The package and deploy checks: dpkg-shlibdeps, lintian, systemd-analyze, promtool, man.
 PACKAGE_PACKAGES=(dpkg-dev lintian systemd prometheus man-db)

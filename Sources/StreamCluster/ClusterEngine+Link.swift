@@ -46,6 +46,13 @@ extension ClusterEngine {
                 link.close()
                 return
             }
+            if shard.relinkRequested {
+                // Sentinel announced a master while this one was being connected (it may
+                // be the old one, still answering ROLE master): ask the sentinels again.
+                link.close()
+                shard.phase = shard.phase.after(.failed)
+                continue
+            }
             let failedOver = lastMaster.map { $0 != master } ?? false
             shard.phase = shard.phase.after(.connected(link, master: master))
             install(link)

@@ -255,6 +255,14 @@ public final class HTTPServer: Sendable {
         for connection in idle { connection.abort() }
     }
 
+    /// Sends each HTTP/2 connection open now a `GOAWAY` (no new streams on it) and
+    /// goes on serving: a drain's first step, so shutdown's `GOAWAY` comes before any
+    /// stream ends. Harmless to call again (a session sends one `GOAWAY`).
+    public func goAwayHTTP2() {
+        let http2 = state.withLock { Array($0.http2.values) }
+        for connection in http2 { connection.goAway() }
+    }
+
     var isShuttingDown: Bool {
         state.withLock { !$0.acceptsConnections }
     }

@@ -177,6 +177,7 @@ final class Gateway: Sendable {
                 return
             case .notReady(let wait):
                 drain.markNotReady()
+                server.goAwayHTTP2()
                 Log.info("draining (\(reason)): /readyz answers 503; streams go on for \(OptionValue.format(wait))")
                 // The delay, or a second stop request, whichever comes first.
                 let second = await withTaskGroup(of: Bool.self) { group in
@@ -192,6 +193,9 @@ final class Gateway: Sendable {
                 }
                 action = schedule.handle(second ? .stopRequested : .delayElapsed)
             case .endStreams:
+                // HTTP/2 connections hear GOAWAY before their streams end (those opened
+                // during the delay too).
+                server.goAwayHTTP2()
                 let spread = schedule
                 let count = drain.endAll {
                     var random = SystemRandomNumberGenerator()
