@@ -45,8 +45,27 @@ struct HTTP2PrefaceTests {
         #expect(!HTTP2Preface.begins(Array("PRI".utf8)))
         #expect(!HTTP2Preface.begins(Array("PRI * HTTP/1.1\r\n".utf8)))
         var check = HTTP2PrefaceCheck.pending
-        #expect(!decide(&check, Array("GET / HTTP/1.1\r\n".utf8)))
-        #expect(!decide(&check, HTTP2Preface.bytes))  // decided by the first read only
+        #expect(decide(&check, Array("GET / HTTP/1.1\r\n".utf8)) == "http1 GET / HTTP/1.1\r\n")
+        #expect(decide(&check, HTTP2Preface.bytes) == "http1 \(String(decoding: HTTP2Preface.bytes, as: UTF8.self))")
+    }
+
+    /// A preface that arrives a byte at a time is still HTTP/2 (the first 3 bytes are held
+    /// back); a request line that arrives a byte at a time is HTTP/1.1 at its first byte
+    /// unless it starts as the preface, and then gets every byte held back.
+    @Test func shortFirstReads() {
+        var preface = HTTP2PrefaceCheck.pending
+        let decisions = HTTP2Preface.bytes.prefix(4).map { decide(&preface, [$0]) }
+        #expect(decisions == ["undecided", "undecided", "undecided", "http2"])
+        guard case .http2(let initial) = preface else { return #expect(Bool(false), "not HTTP/2") }
+        #expect(initial == Array("PRI ".utf8))
+        var get = HTTP2PrefaceCheck.pending
+        #expect(decide(&get, Array("G".utf8)) == "http1 G")
+        var post = HTTP2PrefaceCheck.pending
+        #expect(decide(&post, Array("P".utf8)) == "undecided")
+        #expect(decide(&post, Array("OST / HTTP/1.1\r\n".utf8)) == "http1 POST / HTTP/1.1\r\n")
+        var pri = HTTP2PrefaceCheck.pending
+        #expect(decide(&pri, Array("PR".utf8)) == "undecided")
+        #expect(decide(&pri, Array("I * HTTP/1.1\r\n".utf8)) == "http1 PRI * HTTP/1.1\r\n")
     }
 }
 
@@ -55,6 +74,11 @@ private func spend(_ budget: inout HTTP2AbuseBudget<ContinuousClock>, _ now: Con
     budget.spend(at: now)
 }
 
-private func decide(_ check: inout HTTP2PrefaceCheck, _ bytes: [UInt8]) -> Bool {
-    check.check(bytes)
+/// One check, as text: `undecided`, `http2`, or `http1` and the bytes the parser gets.
+private func decide(_ check: inout HTTP2PrefaceCheck, _ bytes: [UInt8]) -> String {
+    switch check.check(bytes) {
+    case .undecided: return "undecided"
+    case .http2: return "http2"
+    case .http1(let bytes): return "http1 " + String(decoding: bytes, as: UTF8.self)
+    }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import HTTPCore
 
 /// How a test talks to the server: plain HTTP or HTTPS. Tests that hold for
@@ -24,4 +25,13 @@ public enum Transport: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { rawValue }
+}
+
+/// The HTTP version the tests' clients speak: HTTP/1.1, or HTTP/2 when
+/// `SSE_TEST_HTTP=2` (prior knowledge in cleartext, ALPN `h2` over TLS).
+/// scripts/test.sh runs the end-to-end suites again with it, since every rule of
+/// API.md must hold over HTTP/2 too; tests about HTTP/1.1 itself skip then
+/// (`.disabled(if: TestHTTP.isHTTP2, …)`, the reason given).
+public enum TestHTTP {
+    public static let isHTTP2: Bool = getenv("SSE_TEST_HTTP").map { String(cString: $0) == "2" } ?? false
 }

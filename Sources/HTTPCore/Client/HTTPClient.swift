@@ -3,10 +3,18 @@ import Locking
 /// A minimal HTTP/1.1 client connection on the event loop, for tests and the
 /// load tool: send a request, read the response head, then the body whole or
 /// piece by piece (SSE). One request in flight at a time unless the caller
-/// pipelines on purpose with `send`.
+/// pipelines on purpose with `send`. With `http2`, the same calls speak HTTP/2
+/// (prior knowledge in cleartext, ALPN `h2` over TLS) through libnghttp2: each
+/// request a new stream, its response read as the same events.
 public final class HTTPClient: Sendable {
     public let connection: Connection
     private let parser: ParserBox
+    /// The HTTP/2 session, when the connection speaks HTTP/2.
+    private let http2: HTTP2SessionBox?
+    private let scheme: String
+
+    /// Whether this connection speaks HTTP/2.
+    public var isHTTP2: Bool { http2 != nil }
 
     /// A fully read response.
     public struct Response: Sendable {
@@ -16,20 +24,30 @@ public final class HTTPClient: Sendable {
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    private init(connection: Connection) {
+    private init(connection: Connection, http2: Bool) throws {
         self.connection = connection
         parser = ParserBox()
+        self.http2 = http2 ? HTTP2SessionBox(try HTTP2ClientSession()) : nil
+        scheme = connection.isTLS ? "https" : "http"
     }
 
     /// Connects; with `tls`, speaks HTTPS (the handshake completes here, so
-    /// a certificate that does not verify fails this call).
+    /// a certificate that does not verify fails this call). With `http2`, speaks
+    /// HTTP/2: with prior knowledge in cleartext; over TLS when ALPN agrees on `h2`
+    /// (offered before `http/1.1`; a server that picks `http/1.1` gets HTTP/1.1).
     public static func connect(host: String = "127.0.0.1", port: Int,
                                deadline: ContinuousClock.Instant? = nil,
-                               tls: TLSClientContext? = nil) async throws -> HTTPClient {
+                               tls: TLSClientContext? = nil, http2: Bool = false) async throws -> HTTPClient {
         guard let address = SocketAddress.resolve(host: host, port: port) else {
             throw HTTPServerError.badAddress(host)
         }
-        return HTTPClient(connection: try await Connection.connect(to: address, deadline: deadline, tls: tls))
+        var tls = tls
+        if http2 { tls?.offersHTTP2 = true }
+        let connection = try await Connection.connect(to: address, deadline: deadline, tls: tls)
+        let client = try HTTPClient(connection: connection,
+                                    http2: http2 && (tls == nil || connection.tlsALPNProtocol == "h2"))
+        if client.isHTTP2 { try await client.flush() }
+        return client
     }
 
     /// Sends raw bytes (a request, or deliberately broken input).
@@ -44,6 +62,12 @@ public final class HTTPClient: Sendable {
     /// Sends a request with `Content-Length` framing.
     public func request(_ method: String, _ target: String, headers: [(String, String)] = [],
                         body: [UInt8]? = nil) async throws {
+        if let http2 {
+            try http2.session.withLock { session throws in
+                try session.request(method: method, target: target, scheme: scheme, headers: headers, body: body)
+            }
+            return try await flush()
+        }
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if let body { text += "Content-Length: \(body.count)\r\n" }
@@ -53,6 +77,7 @@ public final class HTTPClient: Sendable {
 
     /// Reads the next event of the response (head, body piece, end); nil at EOF.
     public func nextEvent(deadline: ContinuousClock.Instant? = nil) async throws -> HTTPResponseParser.Event? {
+        if let http2 { return try await nextHTTP2Event(http2, deadline: deadline) }
         while true {
             if let event = try parser.next() { return event }
             let bytes = try await connection.read(maxBytes: 16 * 1024, deadline: deadline)
@@ -86,6 +111,29 @@ public final class HTTPClient: Sendable {
     public func close() {
         connection.close()
     }
+
+    /// Writes what the HTTP/2 session has to send.
+    private func flush(deadline: ContinuousClock.Instant? = nil) async throws {
+        guard let http2 else { return }
+        let out = http2.session.withLock { $0.output() }
+        if !out.isEmpty { try await connection.write(out, deadline: deadline) }
+    }
+
+    /// `nextEvent` over HTTP/2: the followed stream's next event, reading (and writing
+    /// what the session answers: acknowledgements, window updates, the rest of a
+    /// request body) until there is one; nil once that stream is over or the connection ends.
+    private func nextHTTP2Event(_ http2: HTTP2SessionBox,
+                                deadline: ContinuousClock.Instant?) async throws -> HTTPResponseParser.Event? {
+        while true {
+            let (event, over) = http2.session.withLock { session in (session.next(), session.isOver) }
+            if let event { return event }
+            if over { return nil }
+            let bytes = try await connection.read(maxBytes: 16 * 1024, deadline: deadline)
+            if bytes.isEmpty { return nil }
+            try http2.session.withLock { session throws in try session.receive(bytes) }
+            try? await flush(deadline: deadline)  // a server that already closed is told by the next read
+        }
+    }
 }
 
 
@@ -100,4 +148,11 @@ private final class ParserBox: Sendable {
     func next() throws -> HTTPResponseParser.Event? {
         try parser.withLock { parser throws in try parser.next() }
     }
+}
+
+/// The HTTP/2 session behind a lock, so the client can be `Sendable`; one task reads at a time.
+private final class HTTP2SessionBox: Sendable {
+    let session: Locked<HTTP2ClientSession>
+
+    init(_ session: consuming sending HTTP2ClientSession) { self.session = Locked(session) }
 }

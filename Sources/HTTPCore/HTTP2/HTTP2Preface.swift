@@ -12,22 +12,46 @@ enum HTTP2Preface {
     }
 }
 
-/// Whether a cleartext connection turned out to speak HTTP/2: decided by its first read.
+/// Whether a cleartext connection turned out to speak HTTP/2: decided by its first
+/// bytes, however the client's writes split them (a first read of 1 to 3 bytes that
+/// begin the preface waits for more; anything else is HTTP/1.1 at once, so a short
+/// request line is never held up).
 enum HTTP2PrefaceCheck {
     /// Nothing read yet (and HTTP/2 is on).
     case pending
+    /// Fewer than 4 bytes read, all of them the preface's start.
+    case partial([UInt8])
     case http1
     /// The first bytes began the preface: they go to the HTTP/2 session.
     case http2([UInt8])
 
-    /// Looks at bytes read; true when they go to HTTP/2 instead of the HTTP/1.1 parser.
-    mutating func check(_ bytes: [UInt8]) -> Bool {
-        guard case .pending = self else { return false }
-        guard HTTP2Preface.begins(bytes) else {
-            self = .http1
-            return false
+    /// What bytes just read decided.
+    enum Outcome {
+        /// Not yet: nothing for the HTTP/1.1 parser, read more.
+        case undecided
+        /// HTTP/1.1: these bytes (any held back included) go to the parser.
+        case http1([UInt8])
+        /// HTTP/2: the bytes are kept in `.http2` for the session.
+        case http2
+    }
+
+    /// Looks at bytes read.
+    mutating func check(_ bytes: [UInt8]) -> Outcome {
+        let seen: [UInt8]
+        switch self {
+        case .http1, .http2: return .http1(bytes)
+        case .pending: seen = bytes
+        case .partial(let held): seen = held + bytes
         }
-        self = .http2(bytes)
-        return true
+        if seen.count < 4 && HTTP2Preface.bytes.starts(with: seen) {
+            self = .partial(seen)
+            return .undecided
+        }
+        guard HTTP2Preface.begins(seen) else {
+            self = .http1
+            return .http1(seen)
+        }
+        self = .http2(seen)
+        return .http2
     }
 }

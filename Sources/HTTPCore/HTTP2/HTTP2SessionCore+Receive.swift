@@ -117,8 +117,12 @@ extension HTTP2SessionCore {
         }
         var headers = stream.headers
         if let authority = stream.authority, !headers.contains("Host") { headers.add(name: "host", value: authority) }
+        // END_STREAM delimits every body; an empty one is still a body when the client
+        // announced it (`content-length: 0`: a publish of an empty value, as over HTTP/1.1).
+        let framing: HTTPBodyFraming = stream.body.isEmpty && !headers.contains("content-length")
+            ? .none : .contentLength(stream.body.count)
         let head = HTTPRequestHead(method: method, target: target, rawPath: rawPath, query: query, version: .http11,
-                                   headers: headers, bodyFraming: stream.body.isEmpty ? .none : .contentLength(stream.body.count),
+                                   headers: headers, bodyFraming: framing,
                                    keepAlive: true, expectsContinue: false)
         events.append(.request(id, HTTPRequest(head: head, body: stream.body)))
         stream.body = []

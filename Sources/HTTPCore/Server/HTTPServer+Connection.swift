@@ -160,8 +160,11 @@ extension HTTPServer {
                 listedIdle = false
             }
             lifecycle.handle(.bytesArrived, now: .now)
-            if preface.check(bytes) { return nil }
-            parser.append(bytes)
+            switch preface.check(bytes) {
+            case .http2: return nil
+            case .undecided: continue
+            case .http1(let bytes): parser.append(bytes)
+            }
         }
     }
 

@@ -297,10 +297,14 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Answers `503` with `Retry-After` to a connection over the cap, then closes it.
+    /// Answers `503` with `Retry-After` to a connection over the cap, then closes it
+    /// (in HTTP/2 to a client that speaks it: `HTTPServer+HTTP2Refusal.swift`).
     private func refuse(_ connection: Connection, reason: String = "too many connections, retry later") async {
         defer { connection.close() }
         guard await establishTLS(on: connection, deadline: .now + .seconds(1)) else { return }
+        if let initial = await http2Opening(of: connection) {
+            return await refuseHTTP2(connection, initial: initial, reason: reason)
+        }
         let answer = refusal(.serviceUnavailable, reason,
                              extra: ["Retry-After": "\(configuration.retryAfterSeconds)"])
         try? await connection.write(answer, deadline: .now + .seconds(1))

@@ -35,7 +35,7 @@ public final class Connection: Sendable {
     /// - Throws: `SystemError` (`ENOMEM` when OpenSSL cannot make a session);
     ///   `fd` is closed then.
     init(adopting fd: Int32, loop: EventLoop, counters: ConnectionCounters?,
-         tls context: TLSContext? = nil, serverName: String? = nil) throws(SystemError) {
+         tls context: TLSContext? = nil, serverName: String? = nil, offersHTTP2: Bool = false) throws(SystemError) {
         self.fd = fd
         self.loop = loop
         self.counters = counters
@@ -50,7 +50,7 @@ public final class Connection: Sendable {
             return
         }
         do {
-            tls = try TLSSession(context: context, fd: fd, serverName: serverName)
+            tls = try TLSSession(context: context, fd: fd, serverName: serverName, offersHTTP2: offersHTTP2)
         } catch {
             loop.deregister(registration)
             Syscall.close(fd)
@@ -71,7 +71,8 @@ public final class Connection: Sendable {
                                tls: TLSClientContext? = nil) async throws -> Connection {
         let fd = try Syscall.tcpSocket(family: address.family)
         let connection = try Connection(adopting: fd, loop: loop, counters: nil,
-                                        tls: tls?.context, serverName: tls?.serverName)
+                                        tls: tls?.context, serverName: tls?.serverName,
+                                        offersHTTP2: tls?.offersHTTP2 ?? false)
         if case .wouldBlock = try Syscall.connect(fd, address) {
             try await loop.wait(for: .write, on: connection.registration, deadline: deadline)
             let pending = try Syscall.pendingError(fd)

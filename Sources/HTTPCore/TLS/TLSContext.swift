@@ -131,6 +131,8 @@ public final class TLSContext: @unchecked Sendable {
 public struct TLSClientContext: Sendable {
     public let context: TLSContext
     public var serverName: String?
+    /// Whether ALPN offers `h2` before `http/1.1` (an HTTP/2 client); else `http/1.1` only.
+    public var offersHTTP2 = false
 
     public init(context: TLSContext, serverName: String?) {
         self.context = context

@@ -45,7 +45,7 @@ final class TLSSession: Sendable {
     /// A server session (`context` is a server context) or a client one that
     /// sends `serverName` as SNI and verifies the certificate against it.
     /// - Throws: `TLSError.context` when OpenSSL cannot allocate the session.
-    init(context: TLSContext, fd: Int32, serverName: String?) throws(TLSError) {
+    init(context: TLSContext, fd: Int32, serverName: String?, offersHTTP2: Bool = false) throws(TLSError) {
         OpenSSLErrors.clear()
         guard let ssl = SSL_new(context.pointer) else { throw .context(reason: OpenSSLErrors.drain()) }
         guard SSL_set_fd(ssl, fd) == 1 else {
@@ -56,7 +56,12 @@ final class TLSSession: Sendable {
             SSL_set_accept_state(ssl)
         } else {
             SSL_set_connect_state(ssl)
-            _ = cstreams_SSL_offer_alpn_http11(ssl)
+            if offersHTTP2 {
+                let protocols: [UInt8] = [2] + Array("h2".utf8) + [8] + Array("http/1.1".utf8)
+                _ = SSL_set_alpn_protos(ssl, protocols, UInt32(protocols.count))
+            } else {
+                _ = cstreams_SSL_offer_alpn_http11(ssl)
+            }
             if let serverName {
                 if SocketAddress(numericHost: serverName, port: 0) != nil {
                     // An IP literal: checked against the certificate's IP

@@ -108,7 +108,7 @@ struct PublishErrorTests {
     }
 
     /// A body over the limit gets 413 and a closed connection (Content-Length, chunked, or announced with `Expect` and refused before a `100`); exactly the limit is published.
-    @Test(arguments: Transport.allCases)
+    @Test(.disabled(if: TestHTTP.isHTTP2, "over HTTP/2: Content-Length, chunked and Expect framing sent raw; over HTTP/2 HTTP2RouteTests.oversizedBodyIsRefusedTheSame"), arguments: Transport.allCases)
     func bodyOverTheLimitIs413(_ transport: Transport) async throws {
         try await withGateway(over: transport, { $0.maxBodyBytes = 16 }) { gateway in
             let stream = try await gateway.subscribe("/events/big")
@@ -142,7 +142,7 @@ struct PublishErrorTests {
     }
 
     /// A POST with neither Content-Length nor chunked encoding gets 411, publishes nothing, and is closed (bytes after it are never read as a request).
-    @Test(arguments: Transport.allCases)
+    @Test(.disabled(if: TestHTTP.isHTTP2, "over HTTP/2: a body without framing exists only in HTTP/1.1 (HTTP/2's END_STREAM frames every body)"), arguments: Transport.allCases)
     func postWithoutLengthIs411(_ transport: Transport) async throws {
         try await withGateway(over: transport) { gateway in
             let stream = try await gateway.subscribe("/state/len")

@@ -13,17 +13,19 @@ let patience: Duration = .seconds(10)
 /// Requests `HTTPClient.request` cannot express (broken framing, bare line
 /// ends, HTTP/1.0, pipelining), written as raw bytes on a fresh connection.
 extension RunningGateway {
-    /// Opens a connection over the gateway's transport and writes `text` as is.
+    /// Opens a connection over the gateway's transport and writes `text` as is (raw
+    /// bytes: HTTP/1.1). With no text, a client in the run's HTTP version (`TestHTTP`).
     func connect(sending text: String = "") async throws -> HTTPClient {
-        let client = try await HTTPClient.connect(port: port, deadline: .now + patience, tls: transport.client)
+        let client = try await HTTPClient.connect(port: port, deadline: .now + patience, tls: transport.client,
+                                                  http2: text.isEmpty && TestHTTP.isHTTP2)
         if !text.isEmpty { try await client.send(text) }
         return client
     }
 
-    /// Writes `bytes` on a fresh connection, reads one response, then waits
+    /// Writes `bytes` on a fresh HTTP/1.1 connection, reads one response, then waits
     /// for the server to close; `closed` is false if it stays open (or sends more).
     func exchange(_ bytes: [UInt8]) async throws -> (response: HTTPClient.Response, closed: Bool) {
-        let client = try await connect()
+        let client = try await HTTPClient.connect(port: port, deadline: .now + patience, tls: transport.client)
         defer { client.close() }
         try await client.send(bytes)
         let response = try await client.response(deadline: .now + patience)
@@ -44,8 +46,20 @@ extension RunningGateway {
 
 extension HTTPClient {
     /// True when the server closes the connection (EOF or reset) within `seconds`
-    /// without sending anything more; false when it stays open or sends more.
+    /// without sending anything more; false when it stays open or sends more. Over
+    /// HTTP/2, frames before the close (a `GOAWAY`, acknowledgements) do not count.
     func isClosedByServer(within seconds: Double = 10) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        if isHTTP2 {
+            do {
+                while try await !connection.read(maxBytes: 16 * 1024, deadline: deadline).isEmpty {}
+                return true
+            } catch let error as SystemError {
+                return error.errno == ECONNRESET
+            } catch {
+                return false
+            }
+        }
         do {
             return try await nextEvent(deadline: .now + .milliseconds(Int(seconds * 1000))) == nil
         } catch let error as SystemError {

@@ -23,9 +23,16 @@ public struct PublishReply: Decodable, Equatable, Sendable {
 }
 
 extension GatewayUnderTest {
-    /// A fresh client connection over the gateway's transport.
+    /// A fresh client connection over the gateway's transport, in the HTTP version
+    /// the run chose (`TestHTTP`).
     public func connect(deadline: ContinuousClock.Instant = .now + .seconds(10)) async throws -> HTTPClient {
-        try await HTTPClient.connect(port: port, deadline: deadline, tls: transport.client)
+        let client = try await HTTPClient.connect(port: port, deadline: deadline, tls: transport.client,
+                                                  http2: TestHTTP.isHTTP2)
+        if TestHTTP.isHTTP2 && !client.isHTTP2 {  // a pass that silently fell back would prove nothing
+            client.close()
+            throw HarnessFailure("SSE_TEST_HTTP=2, but ALPN chose \(client.connection.tlsALPNProtocol ?? "nothing")")
+        }
+        return client
     }
 
     /// One request on a fresh connection.

@@ -36,6 +36,8 @@ extension HTTPClient {
                 case .head: return .cut("a second response head")
                 case nil: return .cut("EOF before the chunked terminator")
                 case .end:
+                    // HTTP/2: the stream's END_STREAM is the clean end; the connection goes on.
+                    if isHTTP2 { return .terminated }
                     let after = try await connection.read(deadline: deadline)
                     return after.isEmpty ? .terminated : .cut("bytes after the terminator")
                 }

@@ -44,7 +44,8 @@ public final class SSETestClient {
                                decoding: Decoding = .spec) async throws
         -> (stream: SSETestClient, head: HTTPResponseParser.Head?)
     {
-        let client = try await HTTPClient.connect(port: port, deadline: .now + .seconds(10), tls: tls)
+        let client = try await HTTPClient.connect(port: port, deadline: .now + .seconds(10), tls: tls,
+                                                 http2: TestHTTP.isHTTP2)
         do {
             let stream = try await SSETestClient.request(on: client, target: target, headers: headers, decoding: decoding)
             guard let seconds else { return (stream, nil) }
@@ -68,7 +69,7 @@ public final class SSETestClient {
 
     /// Opens a plain-HTTP stream to 127.0.0.1:`port` and reads its head.
     public static func open(port: Int, target: String, headers: [(String, String)] = []) async throws -> SSETestClient {
-        try await open(client: try await HTTPClient.connect(port: port), target: target, headers: headers)
+        try await open(client: try await HTTPClient.connect(port: port, http2: TestHTTP.isHTTP2), target: target, headers: headers)
     }
 
     private static func request(on client: HTTPClient, target: String, headers: [(String, String)],
