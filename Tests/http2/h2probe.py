@@ -5,7 +5,7 @@ would notice and exits 0 when it held; on failure it prints why and exits 1.
 
     python3 Tests/http2/h2probe.py SCENARIO PORT [--tls CAFILE]
 
-Scenarios: rst-leaves-hub, slow-stream, many-streams, stalled-body, stalled-headers, rapid-reset,
+Scenarios: preface-byte-by-byte, http11-byte-by-byte, rst-leaves-hub, slow-stream, many-streams, stalled-body, stalled-headers, rapid-reset,
 continuation-flood, hpack-bomb, header-list-too-large, too-many-streams,
 settings-flood, ping-flood. Loopback only; every wait is bounded.
 """
@@ -378,7 +378,61 @@ def ping_flood() -> None:
     expect_goaway(client, 0xB, "ping_flood", before)
 
 
+def raw_socket():
+    raw = socket.create_connection((HOST, PORT), timeout=10)
+    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if CAFILE:
+        context = ssl.create_default_context(cafile=CAFILE)
+        context.set_alpn_protocols(["h2"] if sys.argv[1].startswith("preface") else ["http/1.1"])
+        raw = context.wrap_socket(raw, server_hostname="localhost")
+    return raw
+
+
+def preface_byte_by_byte() -> None:
+    """A client whose preface arrives a byte at a time (each its own read on the server)
+    is still recognised as HTTP/2 and served."""
+    sock = raw_socket()
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn.initiate_connection()
+    opening = conn.data_to_send()
+    for i in range(5):
+        sock.sendall(opening[i:i + 1])
+        time.sleep(0.15)
+    sock.sendall(opening[5:])
+    client = Client.__new__(Client)
+    client.sock, client.conn = sock, conn
+    client.data, client.headers, client.ended, client.reset = {}, {}, set(), {}
+    client.goaway, client.closed, client.auto_ack = None, False, True
+    stream = client.get("/healthz")
+    client.pump(10, until=lambda: stream in client.ended)
+    check(client.headers.get(stream, {}).get(":status") == "200", f"no 200: {client.headers} goaway={client.goaway}")
+    check(client.data.get(stream, b"").startswith(b"ok"), f"body {client.data.get(stream)!r}")
+    client.close()
+
+
+def http11_byte_by_byte() -> None:
+    """Short first reads of HTTP/1.1 requests: `G` alone, and `P` (the preface's first
+    byte) alone, each then the rest: both served as HTTP/1.1, nothing lost."""
+    for first, rest in [(b"G", b"ET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                        (b"P", b"OST /events/bytes HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\nv")]:
+        sock = raw_socket()
+        sock.sendall(first)
+        time.sleep(0.2)
+        sock.sendall(rest)
+        answer = b""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        sock.close()
+        check(answer.startswith(b"HTTP/1.1 200"), f"{first + rest!r} answered {answer[:80]!r}")
+
+
 SCENARIOS = {
+    "preface-byte-by-byte": preface_byte_by_byte,
+    "http11-byte-by-byte": http11_byte_by_byte,
     "rst-leaves-hub": rst_leaves_hub,
     "slow-stream": slow_stream,
     "many-streams": many_streams,

@@ -10,7 +10,9 @@ import TestSupport
 struct HTTP2ClientTests {
     static let probe = packageRoot + "/Tests/http2/h2probe.py"
 
-    /// Every scenario of h2probe.py holds: a reset stream leaves the hub while its
+    /// Every scenario of h2probe.py holds: a preface that arrives a byte at a time is
+    /// still HTTP/2, and HTTP/1.1 requests whose first read is one byte (`G`, or `P` as
+    /// the preface starts) are still served; a reset stream leaves the hub while its
     /// connection goes on; a stream whose window stays closed is cut as a slow subscriber
     /// while another keeps receiving; 100 streams on one connection all receive; a request
     /// whose body stalls is answered `408` on its stream and the connection goes on, one
@@ -20,7 +22,7 @@ struct HTTP2ClientTests {
     /// in `sse_gateway_http2_goaways_total{reason}`, and the gateway keeps serving.
     @Test(arguments: Transport.allCases)
     func protocolEdgeCases(_ transport: Transport) async throws {
-        let scenarios = ["rst-leaves-hub", "slow-stream", "many-streams", "stalled-body", "stalled-headers", "rapid-reset", "continuation-flood",
+        let scenarios = ["preface-byte-by-byte", "http11-byte-by-byte", "rst-leaves-hub", "slow-stream", "many-streams", "stalled-body", "stalled-headers", "rapid-reset", "continuation-flood",
                          "hpack-bomb", "header-list-too-large", "too-many-streams", "settings-flood", "ping-flood"]
         try await withGatewayProcess(["--events-queue-limit", "16", "--body-timeout", "1s"], over: transport) { gateway in
             let tls = transport == .tls ? ["--tls", TestCertificates.shared.caCertificate] : []
