@@ -162,10 +162,10 @@ def test_publishing_from_the_page_reaches_a_curl_subscriber(gateway, tab, topic)
     tab.console.assert_clean()
 
 
-def test_publish_errors_and_token_are_shown(tab, topic):
-    gw = Gateway("token", "--publish-token", "s3cret").start()
+def test_publish_errors_and_token_are_shown(tab, topic, protocol):
+    gw = Gateway(f"token-{protocol}", "--publish-token", "s3cret", tls=protocol == "http2").start()
     try:
-        tab.console.allow(r"status of 401 \(Unauthorized\)",
+        tab.console.allow(r"status of 401 \((Unauthorized)?\)",
                           "the browser logs the gateway's 401 to a publish without a token, on purpose")
         tab.open(gw.url(), f"topic={topic}")
         tab.page.fill("#publish-body", "x")
@@ -195,11 +195,11 @@ def test_publish_errors_and_token_are_shown(tab, topic):
         assert gw.stop() == 0
 
 
-def test_token_subscribes_publishes_and_refusals_are_shown(tab, topic):
+def test_token_subscribes_publishes_and_refusals_are_shown(tab, topic, protocol):
     secret = secrets.token_hex(32)
-    gw = Gateway("jwt", "--jwt-secret", secret, "--subscribe-auth", "token").start()
+    gw = Gateway(f"jwt-{protocol}", "--jwt-secret", secret, "--subscribe-auth", "token", tls=protocol == "http2").start()
     try:
-        tab.console.allow(r"status of 40[13] \((Unauthorized|Forbidden)\)",
+        tab.console.allow(r"status of 40[13] \((Unauthorized|Forbidden)?\)",
                           "the browser logs the gateway's 401 and 403 to the page's requests, on purpose")
         later = int(time.time()) + 3600
         # No token: the stream is refused with 401 and the page says a token is needed.
@@ -248,11 +248,11 @@ def test_token_subscribes_publishes_and_refusals_are_shown(tab, topic):
         assert gw.stop() == 0
 
 
-def test_stream_ends_when_its_token_expires(tab, topic):
+def test_stream_ends_when_its_token_expires(tab, topic, protocol):
     secret = secrets.token_hex(32)
-    gw = Gateway("jwt-exp", "--jwt-secret", secret, "--subscribe-auth", "token").start()
+    gw = Gateway(f"jwt-exp-{protocol}", "--jwt-secret", secret, "--subscribe-auth", "token", tls=protocol == "http2").start()
     try:
-        tab.console.allow(r"status of 401 \(Unauthorized\)",
+        tab.console.allow(r"status of 401 \((Unauthorized)?\)",
                           "the browser reconnects with the expired token and the gateway answers 401, on purpose")
         tab.open(gw.url(), f"topic={topic}")
         # exp 2 s ahead: the gateway accepts it for 5 s more (the leeway), then ends the stream.
@@ -269,8 +269,8 @@ def test_stream_ends_when_its_token_expires(tab, topic):
         assert gw.stop() == 0
 
 
-def test_page_reconnects_by_itself_after_gateway_restart(tab, topic):
-    gw = Gateway("restart").start()
+def test_page_reconnects_by_itself_after_gateway_restart(tab, topic, protocol):
+    gw = Gateway(f"restart-{protocol}", tls=protocol == "http2").start()
     try:
         tab.console.allow(REFUSED, "the page's EventSources and /metrics poll retry while the gateway is down")
         requests = []

@@ -39,12 +39,19 @@ export function shownPath(channel, topics) {
   return '/' + url + (readToken() ? (url.includes('?') ? '&' : '?') + 'access_token=…' : '');
 }
 
+/** Reason phrases of the gateway's refusals: HTTP/2 has none (`statusText` is empty). */
+const REASONS = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  408: 'Request Timeout', 411: 'Length Required', 413: 'Content Too Large', 414: 'URI Too Long',
+  503: 'Service Unavailable',
+};
+
 /**
  * The gateway's answer as one line, with what a 401 or 403 means here; the token
  * field is marked and #token-error repeats it, so a refused token is hard to miss.
  */
 export function describeAnswer(status, statusText, text, action) {
-  const line = status + ' ' + (statusText || '') + (text ? ' — ' + text : '');
+  const line = status + ' ' + (statusText || REASONS[status] || '') + (text ? ' — ' + text : '');
   if (status === 401) {
     showTokenProblem(status, line + (readToken()
       ? '. Paste a valid token above and ' + action + ' again.'
