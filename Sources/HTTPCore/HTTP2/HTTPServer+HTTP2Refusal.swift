@@ -63,5 +63,14 @@ extension HTTPServer {
                                   nghttp2_session_get_last_proc_stream_id(session), 0 /* NO_ERROR */, debug, debug.count)
         }
         try? await connection.write(core.produce(), deadline: .now + .seconds(1))
+        // Closing with unread bytes (the client's SETTINGS acknowledgement, say) would
+        // reset the connection and could destroy the answer before the client read it:
+        // read and discard until the client closes, at most a second and 64 KiB.
+        let linger = ContinuousClock.now + .seconds(1)
+        var discarded = 0
+        while discarded < 64 * 1024,
+              let bytes = try? await connection.read(maxBytes: 16 * 1024, deadline: linger), !bytes.isEmpty {
+            discarded += bytes.count
+        }
     }
 }
