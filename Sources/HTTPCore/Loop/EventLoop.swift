@@ -146,12 +146,12 @@ public final class EventLoop: Sendable {
         let role = role ?? IORole(natural: interest)
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, Error>) in
                 park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline),
                      as: role, on: registration)
             }
         } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<Void, Error>? in
+            let continuation = state.withLock { state -> UnsafeContinuation<Void, Error>? in
                 let index = Int(registration.fd)
                 guard var slot = state.slot(registration), slot[role]?.id == id else { return nil }
                 let taken = slot[role].take()
