@@ -3,7 +3,8 @@
 # `valgrind --tool=callgrind`, gets a warm-up of 1,000 requests from bench/counts/nreq.c, its
 # counters are zeroed, then exactly N requests (C connections, P in flight per connection) and a
 # dump. Prints Ir/request and the dump's path (callgrind_annotate it for the per-function split,
-# malloc's call count included).
+# malloc's call count included). The gateway runs with bench/counts/vgshim.c preloaded (valgrind
+# 3.19 otherwise crashes on libdispatch's sigsuspend).
 #
 #   bench/counts/instr.sh gateway BINARY [N] [C] [P] [extra gateway args…]
 #   bench/counts/instr.sh nchan - [N] [C] [P]      # nginx + Nchan, `master_process off` (one process)
@@ -17,7 +18,9 @@ mkdir -p "$OUT"; rm -f "$OUT"/cg.out*
 [ -x /tmp/nreq ] || cc -O2 -o /tmp/nreq "$ROOT/bench/counts/nreq.c"
 VG=(valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out")
 case $KIND in
-  gateway) "${VG[@]}" "$BIN" --host 127.0.0.1 --port "$PORT" --public "$ROOT/public" "$@" >"$OUT/log" 2>&1 & SPID=$! ;;
+  gateway)
+    [ -e /tmp/vgshim.so ] || cc -O2 -shared -fPIC -o /tmp/vgshim.so "$ROOT/bench/counts/vgshim.c"
+    LD_PRELOAD=/tmp/vgshim.so "${VG[@]}" "$BIN" --host 127.0.0.1 --port "$PORT" --public "$ROOT/public" "$@" >"$OUT/log" 2>&1 & SPID=$! ;;
   nchan)
     mkdir -p "$OUT"/{body,proxy,fastcgi,uwsgi,scgi}
     sed -e "s|@DIR@|$OUT|g" -e "s|@PORT@|$PORT|g" -e "s|@WORKERS@|1|g" "$ROOT/bench/nchan.conf.template" > "$OUT/nginx.conf"

@@ -147,7 +147,7 @@ public final class EventLoop: Sendable {
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, Error>) in
-                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline),
+                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline.map(LoopDeadline.init)),
                      as: role, on: registration)
             }
         } onCancel: {
@@ -177,10 +177,14 @@ public final class EventLoop: Sendable {
                 return .success(())
             }
             precondition(slot[role] == nil, "two tasks wait as the \(role) of one descriptor")
-            if let deadline = waiter.deadline, deadline <= ContinuousClock.now { return .failure(IOWaitError.timedOut) }
+            if let deadline = waiter.deadline, deadline.hasPassed(at: .now) { return .failure(IOWaitError.timedOut) }
             slot[role] = waiter
+            // Listed once while it has a deadline: not a hashed insert per wait.
+            if waiter.deadline != nil && !slot.listedForDeadlines {
+                slot.listedForDeadlines = true
+                state.deadlineFDs.insert(registration.fd)
+            }
             state.slots[index] = slot
-            if waiter.deadline != nil { state.deadlineFDs.insert(registration.fd) }
             return nil
         }
         if let immediate { waiter.continuation.resume(with: immediate) }
