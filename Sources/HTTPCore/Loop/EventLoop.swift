@@ -141,7 +141,7 @@ public final class EventLoop: Sendable {
     /// the role defaults to the one that normally waits for `interest` (the
     /// reader for `.read`), and TLS passes it explicitly when a read must
     /// wait for writability or a write for readability.
-    func wait(for interest: Interest, as role: IORole? = nil, on registration: LoopRegistration,
+    nonisolated(nonsending) func wait(for interest: Interest, as role: IORole? = nil, on registration: LoopRegistration,
               deadline: ContinuousClock.Instant?) async throws {
         let role = role ?? IORole(natural: interest)
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue

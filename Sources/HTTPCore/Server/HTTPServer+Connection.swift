@@ -71,7 +71,7 @@ extension HTTPServer {
 
     /// Serves requests until the connection closes (nil) or a streaming
     /// response takes it over.
-    private func serveRequests(on connection: Connection,
+    private nonisolated(nonsending) func serveRequests(on connection: Connection,
                                lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
         var drained = false
@@ -102,7 +102,7 @@ extension HTTPServer {
     /// refusal already answered, shutdown). `drained` says whether the last read
     /// left the socket empty (it returned less than it asked for): the next read
     /// then waits for readability first, instead of a read that says `EAGAIN`.
-    private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
+    private nonisolated(nonsending) func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
                              lifecycle: inout ConnectionLifecycle<ContinuousClock>,
                              preface: inout HTTP2PrefaceCheck) async -> HTTPRequest? {
         lifecycle.handle(.awaitingRequest(midRequest: parser.isMidRequest), now: .now)
@@ -166,7 +166,7 @@ extension HTTPServer {
     }
 
     /// Writes the response (for a stream, its head only).
-    private func respond(to request: HTTPRequest, with response: HTTPResponse,
+    private nonisolated(nonsending) func respond(to request: HTTPRequest, with response: HTTPResponse,
                          on connection: Connection) async -> AfterResponse {
         if case .bytes(let body) = response.body {
             return await respondComplete(to: request, head: response.head, body: body, on: connection)
@@ -205,7 +205,7 @@ extension HTTPServer {
     /// Writes a response with a complete body: the server's `Date` and (unless the status
     /// has no body, or a `HEAD` answer already names the GET body's length)
     /// `Content-Length` replace any the handler set.
-    private func respondComplete(to request: HTTPRequest, head: HTTPResponseHead, body: [UInt8],
+    private nonisolated(nonsending) func respondComplete(to request: HTTPRequest, head: HTTPResponseHead, body: [UInt8],
                                  on connection: Connection) async -> AfterResponse {
         let isHEAD = request.head.method == "HEAD"
         let mayHaveBody = Self.mayHaveBody(head.status)
@@ -223,7 +223,7 @@ extension HTTPServer {
     /// the server sets, then `Date` (when `date`), `Content-Length` (when `contentLength`)
     /// and `Connection` (when the connection closes, or stays open for HTTP/1.0), in that
     /// order. A small body goes out in the head's buffer, one write.
-    private func writeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
+    private nonisolated(nonsending) func writeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
                                body: [UInt8], for request: HTTPRequest, on connection: Connection) async -> Bool {
         let wantsClose = head.headers.firstValue(of: "Connection", equalsIgnoringCase: "close")
         let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
