@@ -10,7 +10,7 @@ struct PublishHandler: Sendable {
     /// The publish token and the token key: checked first, so a refused publish changes nothing.
     let access: AccessControl
 
-    func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
+    nonisolated(nonsending) func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
         if case .failure(let refusal) = access.publish(request.head, topic: topic) {
             return .refusal(refusal)
         }
