@@ -122,7 +122,7 @@ final class SubscriberCore: Sendable {
                 break
             }
             await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     if queue.withLock({ $0.park(.task(continuation)) }) == .resumeNow {
                         continuation.resume()
                     }

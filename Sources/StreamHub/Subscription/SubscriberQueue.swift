@@ -15,8 +15,15 @@ struct SubscriberQueue: Sendable {
     /// Who is told that frames (or the finish) arrived: a task parked in `nextBatch`,
     /// or a callback registered by `poll` (the event loop's writer, which then takes
     /// the frames without any task waking). Told once, off the lock.
+    ///
+    /// The continuation is unsafe (frozen) rather than checked: `CheckedContinuation` is
+    /// resilient, which left `Waiter` and `State` without a fixed layout, so every switch
+    /// on and copy of the state went through the runtime's value witnesses (about a fifth
+    /// of the user-space instructions of a delivery by callgrind; issue 27). A waiter is
+    /// told exactly once: it is stored only by `park` (else resumed at once by the
+    /// caller) and leaves the state only through `takeWaiter` or `finish`.
     enum Waiter: Sendable {
-        case task(CheckedContinuation<Void, Never>)
+        case task(UnsafeContinuation<Void, Never>)
         case callback(@Sendable () -> Void)
 
         func resume() {
