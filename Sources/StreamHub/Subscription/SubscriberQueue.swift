@@ -104,18 +104,20 @@ struct SubscriberQueue: Sendable {
     /// onFinish handlers not yet called.
     private var handlers: [Handler] = []
     /// When a frame or heartbeat was last queued (or the subscription began).
-    private(set) var lastActivity: ContinuousClock.Instant
+    private var lastActivityTime: QueueTime
+    var lastActivity: ContinuousClock.Instant { lastActivityTime.instant }
     /// When the oldest pending value (not a heartbeat) was queued: on `.latest`, the
     /// pending one's; on `.latestPerSlot`, the oldest of those queued since the last
     /// take (an upper bound when one was replaced). Nil when none is pending.
-    private(set) var oldestValueAt: ContinuousClock.Instant?
+    private(set) var oldestValueTime: QueueTime?
+    var oldestValueAt: ContinuousClock.Instant? { oldestValueTime?.instant }
 
     init(mode: Mode, marked: Bool = false, now: ContinuousClock.Instant) {
         precondition(marked || mode != .latestPerSlot, "latestPerSlot needs marks")
         self.mode = mode
         self.marked = marked
         self.state = .idle
-        self.lastActivity = now
+        self.lastActivityTime = QueueTime(now)
     }
 
     /// A queue that is finished from the start (subscribing to a shut-down hub).
@@ -123,7 +125,7 @@ struct SubscriberQueue: Sendable {
         self.mode = mode
         self.marked = false
         self.state = .finished(reason)
-        self.lastActivity = now
+        self.lastActivityTime = QueueTime(now)
     }
 
     /// Queues a new subscriber's first frames (a snapshot or a replay, which come on
@@ -171,7 +173,7 @@ struct SubscriberQueue: Sendable {
                 pending.removeAll(keepingCapacity: true)
                 marks.removeAll(keepingCapacity: true)
                 heartbeatPending = false
-                oldestValueAt = nil
+                oldestValueTime = nil
             case .bounded(let limit):
                 if pendingEvents >= limit {
                     // finish() only returns nil when already finished, excluded above.
@@ -189,8 +191,8 @@ struct SubscriberQueue: Sendable {
                 marks.append(mark)
             }
             pending.append(frame)
-            lastActivity = now
-            if oldestValueAt == nil { oldestValueAt = now }
+            lastActivityTime = QueueTime(now)
+            if oldestValueTime == nil { oldestValueTime = QueueTime(now) }
             return .queued(wake: takeWaiter())
         }
     }
@@ -210,7 +212,7 @@ struct SubscriberQueue: Sendable {
         pending.append(SSEEncoder.heartbeat)
         if marked { marks.append(.none) }
         heartbeatPending = true
-        lastActivity = now
+        lastActivityTime = QueueTime(now)
         return .queued(wake: takeWaiter())
     }
 
@@ -228,7 +230,7 @@ struct SubscriberQueue: Sendable {
             pending = []
             marks = []
             heartbeatPending = false
-            oldestValueAt = nil
+            oldestValueTime = nil
             return .batch(batch, marks: batchMarks, events: events)
         }
     }
@@ -273,7 +275,7 @@ struct SubscriberQueue: Sendable {
         pending = []
         marks = []
         heartbeatPending = false
-        oldestValueAt = nil
+        oldestValueTime = nil
         handlers = []
         return finish
     }
