@@ -63,7 +63,7 @@ public actor Hub: StreamEngine {
     /// when that is the hub's executor's (the event loop's does isolate its thread,
     /// where nothing of the hub can be running at the same time), which saves a
     /// publish request two job trips through the loop; else on the hub's executor.
-    public nonisolated func publish(topic: String, channel: Channel, data: String,
+    public nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String,
                                     event: String? = nil) async throws(PublishError) -> PublishResult {
         if let inPlace = publishInPlace(topic: topic, channel: channel, data: data, event: event) {
             return try inPlace.get()

@@ -76,7 +76,7 @@ public final class ShardedHub: StreamEngine {
     }
 
     /// In the topic's shard: at once when called on that shard's loop (`Hub.publish`).
-    public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
+    public nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
         try await shard(of: topic).publish(topic: topic, channel: channel, data: data, event: event)
     }
 

@@ -69,9 +69,10 @@ struct LoopSchedulerTests {
     }
 
     /// Jobs queued by a turn's jobs run in the next turn; turn-end work queued
-    /// during turn t runs at the end of turn t + 1, after that turn's jobs (the
-    /// publisher's reply goes out before the fan-out); work queued while the loop
-    /// is between turns or parked runs at the end of the very next turn.
+    /// before or during turn t runs at the end of turn t, after all of that turn's
+    /// jobs (a publish's reply, written in the publish's own job, goes out before the
+    /// fan-out; issue 27); work queued by the turn-end work itself, or while the loop
+    /// is between turns or parked, runs at the end of the very next turn.
     @Test func workRunsInTheTurnTheRulesSay() {
         var scheduler = Scheduler()
         _ = scheduler.atTurnEnd("queued before turn 0")
@@ -80,28 +81,27 @@ struct LoopSchedulerTests {
         var work: [String] = []
         scheduler.beginTurn(into: &jobs)
         #expect(jobs == [1])
-        // Job 1 (a publish) runs: it resumes the publisher (job 2) and readies a subscriber.
+        // Job 1 (a publish, which writes its reply) readies a subscriber and queues job 2.
         let wake1 = scheduler.enqueue(2)
         let wake2 = scheduler.atTurnEnd("readied in turn 0")
         #expect(wake1 == .none && wake2 == .none)
         scheduler.endTurn(into: &work)
-        #expect(work == ["queued before turn 0"])
+        #expect(work == ["queued before turn 0", "readied in turn 0"])
         #expect(scheduler.turn == 1)
         jobs.removeAll()
         work.removeAll()
+        // Work queued by turn-end work (after turn 0 ended) waits for turn 1's end.
+        let wake3 = scheduler.atTurnEnd("queued by a flush")
+        #expect(wake3 == .none)
         // Not parked: something waits for turn 1.
         let timeout = scheduler.park()
         #expect(timeout == .immediate)
         scheduler.unpark()
         scheduler.beginTurn(into: &jobs)
         #expect(jobs == [2])
-        // Job 2 (the reply) runs; meanwhile turn 1's end holds the subscriber readied in turn 0.
         scheduler.endTurn(into: &work)
-        #expect(work == ["readied in turn 0"])
-        // Work queued by turn-end work (after turn 1 began) waits for turn 2's end.
-        let wake3 = scheduler.atTurnEnd("queued by a flush")
-        #expect(wake3 == .none)
-        #expect(turn(&scheduler) == ([], ["queued by a flush"]))
+        #expect(work == ["queued by a flush"])
+        #expect(turn(&scheduler) == ([], []))
         #expect(scheduler.turn == 3)
         let idle = scheduler.park()
         #expect(idle == .tick)

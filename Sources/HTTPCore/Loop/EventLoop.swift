@@ -141,17 +141,17 @@ public final class EventLoop: Sendable {
     /// the role defaults to the one that normally waits for `interest` (the
     /// reader for `.read`), and TLS passes it explicitly when a read must
     /// wait for writability or a write for readability.
-    func wait(for interest: Interest, as role: IORole? = nil, on registration: LoopRegistration,
+    nonisolated(nonsending) func wait(for interest: Interest, as role: IORole? = nil, on registration: LoopRegistration,
               deadline: ContinuousClock.Instant?) async throws {
         let role = role ?? IORole(natural: interest)
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline),
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, Error>) in
+                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline.map(LoopDeadline.init)),
                      as: role, on: registration)
             }
         } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<Void, Error>? in
+            let continuation = state.withLock { state -> UnsafeContinuation<Void, Error>? in
                 let index = Int(registration.fd)
                 guard var slot = state.slot(registration), slot[role]?.id == id else { return nil }
                 let taken = slot[role].take()
@@ -177,10 +177,14 @@ public final class EventLoop: Sendable {
                 return .success(())
             }
             precondition(slot[role] == nil, "two tasks wait as the \(role) of one descriptor")
-            if let deadline = waiter.deadline, deadline <= ContinuousClock.now { return .failure(IOWaitError.timedOut) }
+            if let deadline = waiter.deadline, deadline.hasPassed(at: .now) { return .failure(IOWaitError.timedOut) }
             slot[role] = waiter
+            // Listed once while it has a deadline: not a hashed insert per wait.
+            if waiter.deadline != nil && !slot.listedForDeadlines {
+                slot.listedForDeadlines = true
+                state.deadlineFDs.insert(registration.fd)
+            }
             state.slots[index] = slot
-            if waiter.deadline != nil { state.deadlineFDs.insert(registration.fd) }
             return nil
         }
         if let immediate { waiter.continuation.resume(with: immediate) }

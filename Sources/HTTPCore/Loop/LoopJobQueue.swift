@@ -58,7 +58,7 @@ final class LoopJobQueue: Sendable {
 
     /// One turn: runs the jobs queued so far (not those they queue: the loop polls
     /// between two turns, so descriptors are never starved by jobs), then the
-    /// turn-end work queued before the turn began. `batch` and `work` are the loop's reusable buffers.
+    /// turn-end work queued until the jobs ended (issue 27's rule, `LoopScheduler`). `batch` and `work` are the loop's reusable buffers.
     func runTurn(jobs batch: inout [LoopJob], work: inout [any TurnEndWork],
                  task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
         scheduler.withLock { $0.beginTurn(into: &batch) }

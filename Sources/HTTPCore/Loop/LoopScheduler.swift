@@ -5,13 +5,19 @@
 /// must do afterwards, so tests drive it turn by turn.
 ///
 /// A turn: `beginTurn` hands over the jobs queued so far (not those they queue),
-/// the loop runs them, then `endTurn` hands over the turn-end work that was queued
-/// before the turn began, and counts the turn; then `park` decides how long
-/// `epoll_wait` may sleep, and `unpark` follows it. Turn-end work queued during turn
-/// t therefore runs at the end of turn t + 1: a publish in turn t readies its
-/// subscribers, the publisher's task (resumed in turn t) writes its reply in turn
-/// t + 1's jobs, and only then does the loop write the subscribers, with whatever
-/// else turn t + 1 published to them. Publishers are not held up by the fan-out.
+/// the loop runs them, then `endTurn` hands over the turn-end work queued until then
+/// (before the turn or by its jobs), and counts the turn; then `park` decides how
+/// long `epoll_wait` may sleep, and `unpark` follows it. Turn-end work queued during
+/// turn t therefore runs at the end of turn t, after all of that turn's jobs: a
+/// publish in turn t readies its subscribers, and the publisher's reply went out in
+/// the same job (a publish on the loop reaches its hub in place and the reply is
+/// written before the task suspends), as did the replies of every other request the
+/// turn read; only then does the loop write the subscribers, each once with whatever
+/// the turn published to it (as the bare C server writes publish replies, then its
+/// subscribers, each turn). Publishers are not held up by the fan-out of their own
+/// turn, and no delivery waits for the next turn's requests (issue 27: with 2,000
+/// topics that wait was most of a delivery's latency). Work queued by the turn-end
+/// work itself runs at the end of the next turn.
 ///
 /// Wake-up rule: work added while the loop is parked returns `.wakeLoop` exactly
 /// once (the first addition unparks it); work added while it is awake returns
@@ -33,7 +39,7 @@ struct LoopScheduler<Job, TurnEndWork> {
     }
 
     private(set) var jobs: [Job] = []
-    /// Turn-end work queued since the current turn began (for the next turn's end).
+    /// Turn-end work queued since the current turn began (for this turn's end).
     private(set) var arriving: [TurnEndWork] = []
     /// Turn-end work for the end of the current turn.
     private(set) var due: [TurnEndWork] = []
@@ -50,14 +56,15 @@ struct LoopScheduler<Job, TurnEndWork> {
         return unparkForWork()
     }
 
-    /// Queues work for the end of the first turn that begins after this call.
+    /// Queues work for the end of the current turn (while the loop runs its jobs),
+    /// else of the next one.
     mutating func atTurnEnd(_ work: TurnEndWork) -> Wake {
         arriving.append(work)
         return unparkForWork()
     }
 
-    /// Queues several works for the end of the first turn that begins after this
-    /// call, as one addition: at most one wake-up for all of them (another loop
+    /// Queues several works for the end of the current or next turn, as `atTurnEnd`,
+    /// as one addition: at most one wake-up for all of them (another loop
     /// hands over what its turn readied here this way, `LoopOutboxes`).
     mutating func atTurnEnd(contentsOf works: [TurnEndWork]) -> Wake {
         guard !works.isEmpty else { return .none }
@@ -78,9 +85,12 @@ struct LoopScheduler<Job, TurnEndWork> {
         }
     }
 
-    /// Ends a turn: its turn-end work, swapped into `work` (which must be empty).
+    /// Ends a turn: its turn-end work (queued before the turn or by its jobs),
+    /// swapped into `work` (which must be empty).
     mutating func endTurn(into work: inout [TurnEndWork]) {
         precondition(work.isEmpty, "the previous turn's work was not cleared")
+        due.append(contentsOf: arriving)
+        arriving.removeAll(keepingCapacity: true)
         swap(&work, &due)
         turn &+= 1
     }

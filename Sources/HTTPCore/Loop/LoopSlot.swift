@@ -33,6 +33,9 @@ struct Slot {
     var readerWaiter: Waiter?
     /// The writing task's wait (for writability, or readability over TLS).
     var writerWaiter: Waiter?
+    /// Whether the descriptor is in the loop's `deadlineFDs` (so a wait with a deadline
+    /// inserts it only when it is not: no set insert per request).
+    var listedForDeadlines = false
     /// Called once, off the lock, when the hang-up is first seen.
     var hangUpHandler: (@Sendable () -> Void)?
 

@@ -63,12 +63,15 @@ struct LoopState {
         for fd in deadlineFDs {
             guard var slot = slots[Int(fd)] else { deadlineFDs.remove(fd); continue }
             for role in IORole.both {
-                if let waiter = slot[role], let deadline = waiter.deadline, deadline <= now {
+                if let waiter = slot[role], let deadline = waiter.deadline, deadline.hasPassed(at: now) {
                     slot[role] = nil
                     actions.resumptions.append((waiter.continuation, .failure(IOWaitError.timedOut)))
                 }
             }
-            if slot.readerWaiter?.deadline == nil && slot.writerWaiter?.deadline == nil { deadlineFDs.remove(fd) }
+            if slot.readerWaiter?.deadline == nil && slot.writerWaiter?.deadline == nil {
+                deadlineFDs.remove(fd)
+                slot.listedForDeadlines = false
+            }
             slots[Int(fd)] = slot
         }
     }

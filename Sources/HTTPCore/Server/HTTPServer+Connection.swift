@@ -63,7 +63,7 @@ extension HTTPServer {
                                                              now: .now)
         if case .handshaking(let deadline) = lifecycle.state {
             guard await establishTLS(on: connection, deadline: deadline) else { return nil }
-            lifecycle.handle(.handshakeCompleted, now: .now)
+            Self.note(.handshakeCompleted, on: &lifecycle)
             if configuration.http2.enabled && connection.tlsALPNProtocol == "h2" { return .http2([]) }
         }
         return await serveRequests(on: connection, lifecycle: &lifecycle)
@@ -71,7 +71,7 @@ extension HTTPServer {
 
     /// Serves requests until the connection closes (nil) or a streaming
     /// response takes it over.
-    private func serveRequests(on connection: Connection,
+    private nonisolated(nonsending) func serveRequests(on connection: Connection,
                                lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
         var drained = false
@@ -85,12 +85,12 @@ extension HTTPServer {
             let response = await handler(request)
             switch await respond(to: request, with: response, on: connection) {
             case .keepAlive:
-                lifecycle.handle(.responded(keepAlive: true), now: .now)
+                Self.note(.responded(keepAlive: true), on: &lifecycle)
             case .close:
-                lifecycle.handle(.responded(keepAlive: false), now: .now)
+                Self.note(.responded(keepAlive: false), on: &lifecycle)
                 return nil
             case .stream(let body):
-                lifecycle.handle(.streamStarted, now: .now)
+                Self.note(.streamStarted, on: &lifecycle)
                 return body
             }
         }
@@ -102,10 +102,10 @@ extension HTTPServer {
     /// refusal already answered, shutdown). `drained` says whether the last read
     /// left the socket empty (it returned less than it asked for): the next read
     /// then waits for readability first, instead of a read that says `EAGAIN`.
-    private func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
+    private nonisolated(nonsending) func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
                              lifecycle: inout ConnectionLifecycle<ContinuousClock>,
                              preface: inout HTTP2PrefaceCheck) async -> HTTPRequest? {
-        lifecycle.handle(.awaitingRequest(midRequest: parser.isMidRequest), now: .now)
+        Self.note(.awaitingRequest(midRequest: parser.isMidRequest), on: &lifecycle)
         // Idle connections are listed, so that shutdown can close them at once.
         var listedIdle = lifecycle.isIdle
         if listedIdle && !enterIdle(connection) { return nil }
@@ -115,13 +115,13 @@ extension HTTPServer {
             do {
                 event = try parser.next()
             } catch {
-                lifecycle.handle(.refused, now: .now)
+                Self.note(.refused, on: &lifecycle)
                 await answerAndClose(error.status, error.reason, on: connection)
                 return nil
             }
             switch event {
             case .request(let request):
-                lifecycle.handle(.requestParsed, now: .now)
+                Self.note(.requestParsed, on: &lifecycle)
                 return request
             case .head(let head):
                 if head.expectsContinue && head.version == .http11 {
@@ -131,7 +131,7 @@ extension HTTPServer {
                         return nil
                     }
                 }
-                lifecycle.handle(.headParsed, now: .now)
+                Self.note(.headParsed, on: &lifecycle)
                 continue
             case nil:
                 break
@@ -146,7 +146,7 @@ extension HTTPServer {
                     : try await connection.read(maxBytes: Self.readBytes, deadline: deadline)
             } catch IOWaitError.timedOut {
                 if parser.isMidRequest {
-                    lifecycle.handle(.refused, now: .now)
+                    Self.note(.refused, on: &lifecycle)
                     await answerAndClose(.requestTimeout, "request not received in time", on: connection)
                 }
                 return nil
@@ -159,7 +159,7 @@ extension HTTPServer {
                 leaveIdle(connection)
                 listedIdle = false
             }
-            lifecycle.handle(.bytesArrived, now: .now)
+            Self.note(.bytesArrived, on: &lifecycle)
             switch preface.check(bytes) {
             case .http2: return nil
             case .undecided: continue
@@ -169,7 +169,7 @@ extension HTTPServer {
     }
 
     /// Writes the response (for a stream, its head only).
-    private func respond(to request: HTTPRequest, with response: HTTPResponse,
+    private nonisolated(nonsending) func respond(to request: HTTPRequest, with response: HTTPResponse,
                          on connection: Connection) async -> AfterResponse {
         if case .bytes(let body) = response.body {
             return await respondComplete(to: request, head: response.head, body: body, on: connection)
@@ -208,7 +208,7 @@ extension HTTPServer {
     /// Writes a response with a complete body: the server's `Date` and (unless the status
     /// has no body, or a `HEAD` answer already names the GET body's length)
     /// `Content-Length` replace any the handler set.
-    private func respondComplete(to request: HTTPRequest, head: HTTPResponseHead, body: [UInt8],
+    private nonisolated(nonsending) func respondComplete(to request: HTTPRequest, head: HTTPResponseHead, body: [UInt8],
                                  on connection: Connection) async -> AfterResponse {
         let isHEAD = request.head.method == "HEAD"
         let mayHaveBody = Self.mayHaveBody(head.status)
@@ -226,7 +226,7 @@ extension HTTPServer {
     /// the server sets, then `Date` (when `date`), `Content-Length` (when `contentLength`)
     /// and `Connection` (when the connection closes, or stays open for HTTP/1.0), in that
     /// order. A small body goes out in the head's buffer, one write.
-    private func writeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
+    private nonisolated(nonsending) func writeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
                                body: [UInt8], for request: HTTPRequest, on connection: Connection) async -> Bool {
         let wantsClose = head.headers.firstValue(of: "Connection", equalsIgnoringCase: "close")
         let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
@@ -254,6 +254,16 @@ extension HTTPServer {
             return false
         }
         return keepAlive
+    }
+
+    /// `lifecycle.handle(event, now: .now)`, in a synchronous frame of its own. Why:
+    /// `ContinuousClock.Instant` is resilient (not frozen), so inlined into the async
+    /// request loop every instant and lifecycle temporary was a task-allocator
+    /// allocation; here they are on the thread's stack (issue 27, bench/request-path.md).
+    @inline(never)
+    private static func note(_ event: ConnectionLifecycle<ContinuousClock>.Event,
+                             on lifecycle: inout ConnectionLifecycle<ContinuousClock>) {
+        lifecycle.handle(event, now: .now)
     }
 
     /// What one read of a request asks for.

@@ -36,12 +36,23 @@ final class StreamPump: TurnEndWork, Sendable {
     /// (made once per stream, when it starts).
     private struct Guarded {
         var pump = State()
-        var ready: (@Sendable () -> Void)?
+        var ready: ReadyCallback?
         /// The response head (encoded) and the body, until `run` takes them.
         var start: (head: [UInt8], body: SourcedBody)?
     }
 
     private let guarded: Locked<Guarded>
+
+    /// The source's callback, held by reference: taken out of the lock (a generic
+    /// `withLock`) a bare closure was reabstracted there and back, two thunk
+    /// allocations per flush, that is per write to a subscriber (issue 27, bench/request-path.md).
+    private final class ReadyCallback: Sendable {
+        let notify: @Sendable () -> Void
+
+        init(_ notify: @escaping @Sendable () -> Void) {
+            self.notify = notify
+        }
+    }
 
     init(stream: ResponseStream, head: [UInt8], body: SourcedBody) {
         self.stream = stream
@@ -79,7 +90,7 @@ final class StreamPump: TurnEndWork, Sendable {
         // copy); closing the connection drops the hang-up handler.
         let ready: @Sendable () -> Void = { self.sourceIsReady() }
         guard let (head, body) = guarded.withLock({ guarded in
-            guarded.ready = ready
+            guarded.ready = ReadyCallback(ready)
             return guarded.start.take()
         }) else { preconditionFailure("a stream pump run twice") }
         body.started?(stream)
@@ -182,7 +193,7 @@ final class StreamPump: TurnEndWork, Sendable {
         let ready = guarded.withLock { guarded in guarded.pump.beginFlush() ? guarded.ready : nil }
         guard let ready else { return }
         while true {
-            switch source.take(orNotify: ready) {
+            switch source.take(orNotify: ready.notify) {
             case .pending:
                 if guarded.withLock({ $0.pump.tookNothing() }) == .stop { return }
             case .finished:

@@ -87,7 +87,7 @@ public final class Connection: Sendable {
     /// result means the peer closed its side (EOF).
     /// - Throws: `IOWaitError.timedOut` past `deadline`, `SystemError` (e.g. reset), `CancellationError`,
     ///   `TLSError.protocolFailure` (a corrupt record).
-    public func read(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
+    public nonisolated(nonsending) func read(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
         if let tls { return try await read(tls, maxBytes: maxBytes, deadline: deadline) }
         return try await socketRead(maxBytes: maxBytes, deadline: deadline)
     }
@@ -98,7 +98,7 @@ public final class Connection: Sendable {
     /// and every arrival after that read is an edge, so nothing that arrived is waited
     /// past. Over TLS (records may sit decrypted in the session) or once the peer hung up
     /// (its edge may already be consumed), the same as `read`.
-    public func readAfterDrain(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
+    public nonisolated(nonsending) func readAfterDrain(maxBytes: Int = 4096, deadline: ContinuousClock.Instant? = nil) async throws -> [UInt8] {
         if tls == nil && !loop.isHungUp(registration) {
             try await loop.wait(for: .read, on: registration, deadline: deadline)
         }
@@ -106,7 +106,7 @@ public final class Connection: Sendable {
     }
 
     /// `read` on the socket itself, bypassing TLS.
-    func socketRead(maxBytes: Int, deadline: ContinuousClock.Instant?) async throws -> [UInt8] {
+    nonisolated(nonsending) func socketRead(maxBytes: Int, deadline: ContinuousClock.Instant?) async throws -> [UInt8] {
         while true {
             if let bytes = try readAvailable(maxBytes: maxBytes) { return bytes }
             try await loop.wait(for: .read, on: registration, deadline: deadline)
@@ -128,14 +128,14 @@ public final class Connection: Sendable {
     /// Writes every byte of `chunks` in order, with as few `writev` calls as the
     /// socket allows (partial writes resume where they stopped); over TLS, in
     /// records of up to 16 KiB gathered from the chunks.
-    public func write(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant? = nil) async throws {
+    public nonisolated(nonsending) func write(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant? = nil) async throws {
         var position = WritePosition(chunks: chunks)
         try await write(chunks, from: &position, deadline: deadline)
     }
 
     /// `write`, from `position` on (where `writeAvailable` stopped): every byte not
     /// written yet, waiting for readiness as often as needed.
-    func write(_ chunks: [[UInt8]], from position: inout WritePosition,
+    nonisolated(nonsending) func write(_ chunks: [[UInt8]], from position: inout WritePosition,
                deadline: ContinuousClock.Instant? = nil) async throws {
         while true {
             switch try writeAvailable(chunks, at: &position) {
@@ -179,14 +179,14 @@ public final class Connection: Sendable {
     }
 
     /// `write` on the socket itself, bypassing TLS.
-    func socketWrite(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant?) async throws {
+    nonisolated(nonsending) func socketWrite(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant?) async throws {
         var position = WritePosition(chunks: chunks)
         while try socketWriteAvailable(chunks, at: &position) != .done {
             try await loop.wait(for: .write, on: registration, deadline: deadline)
         }
     }
 
-    public func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant? = nil) async throws {
+    public nonisolated(nonsending) func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant? = nil) async throws {
         try await write([bytes], deadline: deadline)
     }
 

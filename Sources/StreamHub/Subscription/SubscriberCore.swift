@@ -122,7 +122,7 @@ final class SubscriberCore: Sendable {
                 break
             }
             await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     if queue.withLock({ $0.park(.task(continuation)) }) == .resumeNow {
                         continuation.resume()
                     }
@@ -139,13 +139,13 @@ final class SubscriberCore: Sendable {
     /// calls it again after `ready`; it must not have a `nextBatch` in progress.
     func poll(orNotify ready: @escaping @Sendable () -> Void) -> SubscriberPoll {
         let (action, oldest) = queue.withLock { queue in
-            let oldest = queue.oldestValueAt
+            let oldest = queue.oldestValueTime
             return (queue.takeOrPark(.callback(ready)), oldest)
         }
         switch action {
         case .batch(let frames, let marks, let events):
             counters.delivered(key.channel, frames: events)
-            return .frames(frames, marks: marks, values: events, oldestValueAt: oldest)
+            return .frames(frames, marks: marks, values: events, oldestValueAt: oldest?.instant)
         case .empty:
             return .pending
         case .finished:

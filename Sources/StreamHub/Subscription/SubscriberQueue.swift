@@ -15,8 +15,15 @@ struct SubscriberQueue: Sendable {
     /// Who is told that frames (or the finish) arrived: a task parked in `nextBatch`,
     /// or a callback registered by `poll` (the event loop's writer, which then takes
     /// the frames without any task waking). Told once, off the lock.
+    ///
+    /// The continuation is unsafe (frozen) rather than checked: `CheckedContinuation` is
+    /// resilient, which left `Waiter` and `State` without a fixed layout, so every switch
+    /// on and copy of the state went through the runtime's value witnesses (about a fifth
+    /// of the user-space instructions of a delivery by callgrind; issue 27). A waiter is
+    /// told exactly once: it is stored only by `park` (else resumed at once by the
+    /// caller) and leaves the state only through `takeWaiter` or `finish`.
     enum Waiter: Sendable {
-        case task(CheckedContinuation<Void, Never>)
+        case task(UnsafeContinuation<Void, Never>)
         case callback(@Sendable () -> Void)
 
         func resume() {
@@ -97,18 +104,20 @@ struct SubscriberQueue: Sendable {
     /// onFinish handlers not yet called.
     private var handlers: [Handler] = []
     /// When a frame or heartbeat was last queued (or the subscription began).
-    private(set) var lastActivity: ContinuousClock.Instant
+    private var lastActivityTime: QueueTime
+    var lastActivity: ContinuousClock.Instant { lastActivityTime.instant }
     /// When the oldest pending value (not a heartbeat) was queued: on `.latest`, the
     /// pending one's; on `.latestPerSlot`, the oldest of those queued since the last
     /// take (an upper bound when one was replaced). Nil when none is pending.
-    private(set) var oldestValueAt: ContinuousClock.Instant?
+    private(set) var oldestValueTime: QueueTime?
+    var oldestValueAt: ContinuousClock.Instant? { oldestValueTime?.instant }
 
     init(mode: Mode, marked: Bool = false, now: ContinuousClock.Instant) {
         precondition(marked || mode != .latestPerSlot, "latestPerSlot needs marks")
         self.mode = mode
         self.marked = marked
         self.state = .idle
-        self.lastActivity = now
+        self.lastActivityTime = QueueTime(now)
     }
 
     /// A queue that is finished from the start (subscribing to a shut-down hub).
@@ -116,7 +125,7 @@ struct SubscriberQueue: Sendable {
         self.mode = mode
         self.marked = false
         self.state = .finished(reason)
-        self.lastActivity = now
+        self.lastActivityTime = QueueTime(now)
     }
 
     /// Queues a new subscriber's first frames (a snapshot or a replay, which come on
@@ -164,7 +173,7 @@ struct SubscriberQueue: Sendable {
                 pending.removeAll(keepingCapacity: true)
                 marks.removeAll(keepingCapacity: true)
                 heartbeatPending = false
-                oldestValueAt = nil
+                oldestValueTime = nil
             case .bounded(let limit):
                 if pendingEvents >= limit {
                     // finish() only returns nil when already finished, excluded above.
@@ -182,8 +191,8 @@ struct SubscriberQueue: Sendable {
                 marks.append(mark)
             }
             pending.append(frame)
-            lastActivity = now
-            if oldestValueAt == nil { oldestValueAt = now }
+            lastActivityTime = QueueTime(now)
+            if oldestValueTime == nil { oldestValueTime = QueueTime(now) }
             return .queued(wake: takeWaiter())
         }
     }
@@ -203,7 +212,7 @@ struct SubscriberQueue: Sendable {
         pending.append(SSEEncoder.heartbeat)
         if marked { marks.append(.none) }
         heartbeatPending = true
-        lastActivity = now
+        lastActivityTime = QueueTime(now)
         return .queued(wake: takeWaiter())
     }
 
@@ -221,7 +230,7 @@ struct SubscriberQueue: Sendable {
             pending = []
             marks = []
             heartbeatPending = false
-            oldestValueAt = nil
+            oldestValueTime = nil
             return .batch(batch, marks: batchMarks, events: events)
         }
     }
@@ -266,7 +275,7 @@ struct SubscriberQueue: Sendable {
         pending = []
         marks = []
         heartbeatPending = false
-        oldestValueAt = nil
+        oldestValueTime = nil
         handlers = []
         return finish
     }
