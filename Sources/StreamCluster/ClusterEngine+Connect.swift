@@ -70,7 +70,7 @@ extension ClusterEngine {
         let command = link.command
         try await link.subscriber.subscribe([probeChannel], timeout: configuration.commandTimeout)
         for (name, text) in [("publish", ClusterScripts.publish), ("sync", ClusterScripts.sync),
-                             ("floor", ClusterScripts.floor)] {
+                             ("raiseIDs", ClusterScripts.raiseIDs)] {
             // A refusal (e.g. OOM) is no reason to stay away: EVAL sends the text instead.
             let hash = try await tolerating(await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout))
             scriptHashes[name] = hash?.string
@@ -83,7 +83,7 @@ extension ClusterEngine {
 
     /// Reads how long publishes still pause (`sse:refloor`'s time to live), for `/readyz`.
     func notePause(_ command: RedisConnection) async throws(RedisError) {
-        let left = try await command.command(["PTTL", ClusterKeys.refloor], timeout: configuration.commandTimeout).integer ?? -2
+        let left = try await command.command(["PTTL", ClusterKeys.publishPause], timeout: configuration.commandTimeout).integer ?? -2
         if left > 0 { readiness.pause(until: .now + .milliseconds(left)) }
     }
 
@@ -97,7 +97,7 @@ extension ClusterEngine {
         let pause = configuration.failoverPause
         let (seconds, attoseconds) = pause.components
         let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        _ = try? await link.command.command(["SET", ClusterKeys.refloor, "1", "PX", String(milliseconds), "NX"],
+        _ = try? await link.command.command(["SET", ClusterKeys.publishPause, "1", "PX", String(milliseconds), "NX"],
                                             timeout: configuration.commandTimeout)
         _ = try? await notePause(link.command)
     }
@@ -115,7 +115,7 @@ extension ClusterEngine {
             _ = try await command.command(["SET", ClusterKeys.epoch, fresh, "NX"], timeout: timeout)
             current = try await command.command(["GET", ClusterKeys.epoch], timeout: timeout).string
             if shard.knownEpoch != nil {
-                _ = try await command.command(["SET", ClusterKeys.refloor, "1", "PX", "3000"], timeout: timeout)
+                _ = try await command.command(["SET", ClusterKeys.publishPause, "1", "PX", "3000"], timeout: timeout)
             }
         }
         if let known = shard.knownEpoch, known != current {

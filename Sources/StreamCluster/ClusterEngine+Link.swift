@@ -95,7 +95,7 @@ extension ClusterEngine {
         doorbellRinger.yield()
     }
 
-    /// Watches the link until it is lost: waiters' deadlines every 100 ms; every
+    /// Watches the link until it is lost: whether it is still open every 100 ms; every
     /// second a probe must have come back through pub/sub (a subscribed connection
     /// can stop delivering while both sockets look fine), and liveness and
     /// subscriber counts are written.
@@ -103,7 +103,6 @@ extension ClusterEngine {
         var ticks = 0
         while !isShutdown, link.isOpen, self.link?.generation == link.generation {
             try? await configuration.clock.sleep(for: .milliseconds(100), tolerance: nil)
-            expireWaiters(now: .now)
             ticks += 1
             if ticks % 10 == 0, !(await heartbeat(link)) { return }
         }
@@ -205,9 +204,7 @@ extension ClusterEngine {
         guard link?.generation == lost.generation else { return }
         shard.phase = shard.phase.after(.lost(generation: lost.generation))
         readiness.down(reason)
-        for name in Array(followed.keys) {
-            for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
-        }
+        topicsLostTheLink()
     }
 
     /// Runs a script by hash, sending its text when Redis does not have it (a Redis

@@ -12,11 +12,11 @@ extension ClusterEngine {
             throw .unavailable
         }
         let keys = ClusterKeys(topic: topic)
-        // This gateway's floor: ids never go backwards for its subscribers.
+        // The new id is above the last this gateway holds: ids never go backwards for its subscribers.
         let held = await hub.lastIDs(topic: topic)
-        let floor = channel == .state ? held.state : held.events
+        let above = channel == .state ? held.state : held.events
         let arguments: [[UInt8]] = [
-            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(floor).utf8),
+            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(above).utf8),
             Array(String(configuration.hub.replayCount).utf8),
             Array(String(configuration.replayMaxAgeMilliseconds).utf8),
             keys.channel, Array(ClusterKeys.gatewayPrefix.utf8), Array(configuration.gatewayID.utf8),

@@ -19,8 +19,10 @@ struct ClusterKeys: Sendable {
     /// changed knows Redis lost its data.
     static let epoch = "sse:epoch"
     /// Exists for a few seconds after a gateway found Redis empty: publishes wait
-    /// (503) while every gateway raises the counters of the topics it follows.
-    static let refloor = "sse:refloor"
+    /// (503) while every gateway raises the counters of the topics it follows. (The
+    /// key, and the script's `REFLOOR` refusal, keep their old names: gateways of two
+    /// versions share them during an upgrade.)
+    static let publishPause = "sse:refloor"
 
     let ids: String
     let state: String
