@@ -203,7 +203,7 @@ struct TopicsStreamTests {
                 let channel = index % 2 == 0 ? "/events" : "/state"
                 streams.append(try await gateway.subscribe(channel + "?" + names.map { "topic=\($0)" }.joined(separator: "&")))
             }
-            let snapshot = try await gateway.gateway.engine.snapshot()
+            let snapshot = await gateway.gateway.engine.snapshot()
             #expect(snapshot.eventsSubscribers == 3 && snapshot.stateSubscribers == 3)
             for stream in streams { stream.close() }
             try await expectTeardown(gateway, topics: true)
