@@ -65,6 +65,8 @@ public actor ClusterEngine: StreamEngine {
     /// The link of the shard `topic` is routed to, while it is up.
     func link(of topic: String) -> RedisLink? { routing.shard(of: topic).flatMap { link(shard: $0) } }
     var followed: [String: FollowedTopic] = [:]
+    /// `--redis-min-replicas`: per shard, whose publish's script and `WAIT` run now.
+    var replicaTurns: [Int: ReplicaTurns] = [:]
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
     /// Subscriber counts last written to Redis, per topic.
@@ -247,6 +249,7 @@ public actor ClusterEngine: StreamEngine {
         }
         doorbellRinger.finish()
         newShardsContinuation.finish()
+        refuseReplicaTurns()
         for (link, keys) in zip(links, keys) {
             guard let link else { continue }
             // Leave the count at once rather than when the liveness key expires.
