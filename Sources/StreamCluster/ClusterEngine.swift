@@ -59,7 +59,6 @@ public actor ClusterEngine: StreamEngine {
     /// Shards whose supervision is to start (the run loop takes them).
     nonisolated let newShards: AsyncStream<Int>
     nonisolated let newShardsContinuation: AsyncStream<Int>.Continuation
-    nonisolated let slotRefreshes = Atomic<UInt64>(0)
     /// The link of shard `index` while it is up.
     func link(shard index: Int) -> RedisLink? { index < shards.count ? shards[index].phase.link : nil }
     /// The link of the shard `topic` is routed to, while it is up.
