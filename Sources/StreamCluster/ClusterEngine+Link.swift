@@ -110,7 +110,7 @@ extension ClusterEngine {
         doorbellRinger.yield()
     }
 
-    /// Watches the link until it is lost: waiters' deadlines every 100 ms; every
+    /// Watches the link until it is lost: whether it is still open every 100 ms; every
     /// second a probe must have come back through pub/sub (a subscribed connection
     /// can stop delivering while both sockets look fine), and liveness and
     /// subscriber counts are written.
@@ -118,7 +118,6 @@ extension ClusterEngine {
         var ticks = 0
         while !isShutdown, link.isOpen, self.link(shard: index)?.generation == link.generation {
             try? await configuration.clock.sleep(for: .milliseconds(100), tolerance: nil)
-            expireWaiters(now: .now)
             ticks += 1
             if ticks % 10 == 0, !(await heartbeat(link, shard: index)) { return }
         }
@@ -229,10 +228,9 @@ extension ClusterEngine {
         guard link(shard: index)?.generation == lost.generation else { return }
         shards[index].phase = shards[index].phase.after(.lost(generation: lost.generation))
         readiness.down(shard: index, reason)
-        for name in Array(followed.keys) where topicShard[name] == index || routing.shard(of: name) == index {
-            topicShard[name] = nil
-            for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
-        }
+        let names = followed.keys.filter { topicShard[$0] == index || routing.shard(of: $0) == index }
+        for name in names { topicShard[name] = nil }
+        topicsLostTheLink(names)
     }
 
     /// Runs a script by hash, sending its text when Redis does not have it (a Redis
