@@ -40,7 +40,7 @@ extension ClusterEngine {
 
     /// Asks the watch for a fresh map (shared with other requests; subscribes wait for it).
     func requestMapRefresh(lost: [ClusterAddress] = []) {
-        guard routing.isCluster || slotMaps != nil else { return }
+        guard slotMaps != nil else { return }
         lostNodes.formUnion(lost)
         mapRequests += 1
     }

@@ -21,7 +21,10 @@ import Synchronization
 /// window, or a `gap`). Ids never go backwards: a Redis that came back empty, or a
 /// replica promoted by Sentinel that may lack the last publishes, has its counters
 /// raised to the ids the mirrors hold while publishes pause. With Sentinel the master is found through
-/// the sentinels and followed through failovers (`ClusterEngine+Sentinel`).
+/// the sentinels and followed through failovers (`ClusterEngine+Sentinel`). On Redis
+/// Cluster every master of the slot map is a shard with its own link, epoch, pause,
+/// liveness and probe; a topic lives on the master of its hash slot and travels on
+/// sharded pub/sub (`ClusterEngine+SlotMap`); one shard's loss touches only its topics.
 /// `isReady` (`/readyz`) is true exactly while a publish and a new subscription
 /// would be served (`Readiness`, which also says why not).
 ///
@@ -94,7 +97,7 @@ public actor ClusterEngine: StreamEngine {
 
     public nonisolated var metrics: [EngineMetric] {
         var metrics = [
-            EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers, else 0.",
+            EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers (on Redis Cluster: every master), else 0.",
                          kind: .gauge, value: readiness.isLinkUp ? 1 : 0),
             EngineMetric(name: "sse_gateway_redis_reconnects_total",
                          help: "Connections to Redis made again after one was lost.",
