@@ -18,7 +18,8 @@ import StreamHub
 /// what Redis held when they arrived. It says which fences are reached, overdue or
 /// failed; the engine holds their continuations (`FenceWaits`) and resumes them.
 struct FollowedTopic {
-    /// Where the topic is; each phase carries what only it has.
+    /// Where the topic is; each phase carries what only it has. (Its events and
+    /// actions, and its fences' types: `FollowedTopic+Types.swift`.)
     enum Phase: Equatable {
         /// The pub/sub `SUBSCRIBE` is to be sent (`sent` false) or awaits Redis's confirmation.
         case subscribing(sent: Bool, pending: PendingMessages)
@@ -30,33 +31,6 @@ struct FollowedTopic {
         case live
         /// Nobody subscribes here any more; the hub is asked to forget the topic.
         case leaving(pending: PendingMessages)
-    }
-
-    /// What happens to the topic (one per engine-facing call below).
-    enum Event {
-        case takeSubscribe, subscribed
-        case takeSync, syncFailed, synced(state: UInt64, events: UInt64), takePending
-        case message(ClusterMessage)
-        /// A fence was overdue, or Redis's ids were raised: whatever may have been lost
-        /// on the way is fetched again.
-        case resync
-        case linkLost
-        case leave, stayed, forgotten
-    }
-
-    /// What the engine must do after an event.
-    enum Action: Equatable {
-        case none
-        /// Send the pub/sub SUBSCRIBE (the worker batches them).
-        case subscribe
-        /// A sync is due: ring the worker.
-        case sync
-        /// Run the sync script for what came after these ids.
-        case runSync(afterState: UInt64, afterEvents: UInt64)
-        /// Apply the message to the hub.
-        case apply(ClusterMessage)
-        /// The topic is live: fences may be reached.
-        case live
     }
 
     /// Messages held while not live; past it they are dropped and the topic syncs
@@ -306,27 +280,6 @@ struct FollowedTopic {
 
     // MARK: Fences
 
-    /// A subscriber's fence: it waits until the hub holds at least these ids (what
-    /// Redis held when it arrived), so it starts no older than any acknowledged publish.
-    struct Fence: Equatable {
-        typealias ID = UInt64
-        let id: ID
-        let state: UInt64
-        let events: UInt64
-        /// Its time passed once already (and the topic synced again).
-        var overdue = false
-    }
-
-    /// What became of an overdue fence.
-    enum Overdue: Equatable {
-        /// First time: the topic syncs again (`action`), the fence waits as long again.
-        case extended(Action)
-        /// Second time: the subscriber is refused.
-        case failed
-        /// Reached or gone meanwhile.
-        case settled
-    }
-
     /// Whether the hub holds at least the fence's ids now (only when live: during a
     /// sync the hub is being filled and a subscriber must not start in the middle).
     func reached(state: UInt64, events: UInt64) -> Bool {
@@ -366,52 +319,5 @@ struct FollowedTopic {
         guard let index = fences.firstIndex(where: { $0.id == id }) else { return false }
         fences.remove(at: index)
         return true
-    }
-}
-
-/// Pub/sub messages a followed topic holds while it is not live, in arrival order;
-/// bounded (`FollowedTopic.pendingLimit`, `pendingByteLimit`): past the bound they are
-/// dropped, and `overflowed` asks for another sync, which fetches them from Redis.
-struct PendingMessages: Equatable {
-    private var messages: [ClusterMessage] = []
-    /// Index of the first message not yet taken.
-    private var head = 0
-    private var bytes = 0
-    private(set) var overflowed = false
-
-    var count: Int { messages.count - head }
-
-    mutating func hold(_ message: ClusterMessage) {
-        guard !overflowed else { return }
-        let size = message.data.utf8.count
-        guard count < FollowedTopic.pendingLimit, bytes + size <= FollowedTopic.pendingByteLimit else {
-            self = PendingMessages()
-            overflowed = true
-            return
-        }
-        messages.append(message)
-        bytes += size
-    }
-
-    mutating func takeFirst() -> ClusterMessage? {
-        guard head < messages.count else {
-            self = PendingMessages()
-            return nil
-        }
-        let message = messages[head]
-        head += 1
-        bytes -= message.data.utf8.count
-        return message
-    }
-
-    /// Gives back the message last taken (it waits for another sync).
-    mutating func putBack(_ message: ClusterMessage) {
-        precondition(head > 0 && messages[head - 1] == message, "put back a message not taken last")
-        head -= 1
-        bytes += message.data.utf8.count
-    }
-
-    static func == (lhs: PendingMessages, rhs: PendingMessages) -> Bool {
-        lhs.overflowed == rhs.overflowed && lhs.messages[lhs.head...] == rhs.messages[rhs.head...]
     }
 }
