@@ -47,7 +47,17 @@ extension ClusterEngine {
             await withTaskGroup(of: Void.self, returning: Bool.self) { group in
                 group.addTask { await self.timeFence(id, topic: topic) }
                 let reached = await withCheckedContinuation { continuation in
-                    // No suspension since the checks above: the topic and the link are still there.
+                    // Checked again here: entering the task group and the continuation can let
+                    // other work of the engine run first (measured: the topic's sync went live in
+                    // between, and a fence registered after that waited out fenceTimeout).
+                    guard followed[topic] != nil, link(of: topic) != nil, !isShutdown else {
+                        continuation.resume(returning: false)
+                        return
+                    }
+                    if followed[topic]!.reached(state: state, events: events) {
+                        continuation.resume(returning: true)
+                        return
+                    }
                     fenceWaits.add(id, continuation)
                     followed[topic]!.wait(FollowedTopic.Fence(id: id, state: state, events: events))
                 }
