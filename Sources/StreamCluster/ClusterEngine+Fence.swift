@@ -40,14 +40,24 @@ extension ClusterEngine {
     /// Waits until the mirror holds at least the given ids; false when Redis went
     /// away meanwhile, the topic could not be brought there, or the subscriber left.
     func reachFence(topic: String, state: UInt64, events: UInt64) async -> Bool {
-        guard let entry = followed[topic], link != nil, !isShutdown, !Task.isCancelled else { return false }
+        guard let entry = followed[topic], link(of: topic) != nil, !isShutdown, !Task.isCancelled else { return false }
         if entry.reached(state: state, events: events) { return true }
         let id = fenceWaits.nextID()
         return await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self, returning: Bool.self) { group in
                 group.addTask { await self.timeFence(id, topic: topic) }
                 let reached = await withCheckedContinuation { continuation in
-                    // No suspension since the checks above: the topic and the link are still there.
+                    // Checked again here: entering the task group and the continuation can let
+                    // other work of the engine run first (measured: the topic's sync went live in
+                    // between, and a fence registered after that waited out fenceTimeout).
+                    guard followed[topic] != nil, link(of: topic) != nil, !isShutdown else {
+                        continuation.resume(returning: false)
+                        return
+                    }
+                    if followed[topic]!.reached(state: state, events: events) {
+                        continuation.resume(returning: true)
+                        return
+                    }
                     fenceWaits.add(id, continuation)
                     followed[topic]!.wait(FollowedTopic.Fence(id: id, state: state, events: events))
                 }
@@ -98,10 +108,10 @@ extension ClusterEngine {
         for id in followed[topic]?.takeReachedFences() ?? [] { settle(id, reached: true) }
     }
 
-    /// The link is gone (or the engine shut down): every followed topic starts over,
-    /// and its fences are refused.
-    func topicsLostTheLink() {
-        for name in Array(followed.keys) {
+    /// The link is gone (or the engine shut down): every followed topic (or those of
+    /// `names`: the topics of one shard) starts over, and its fences are refused.
+    func topicsLostTheLink(_ names: [String]? = nil) {
+        for name in names ?? Array(followed.keys) {
             for id in followed[name]?.linkLost() ?? [] { settle(id, reached: false) }
         }
     }

@@ -234,6 +234,11 @@ struct FollowedTopic {
         return fences.map(\.id)
     }
 
+    /// Redis Cluster ended the topic's subscription (its slot moved to another master):
+    /// subscribe again and sync, as after a lost link, but the fences keep waiting —
+    /// the ids they wait for are in the topic's keys, which moved with the slot.
+    mutating func slotMoved() { _ = on(.linkLost) }
+
     /// Whether the topic may be let go: nobody waiting or arriving, and live.
     var isIdle: Bool { phase == .live && arriving == 0 && fences.isEmpty }
 
