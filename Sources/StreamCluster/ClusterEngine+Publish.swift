@@ -8,8 +8,7 @@ extension ClusterEngine {
     public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
         guard !isShutdown else { throw .shutdown }
         guard let link, isReady, link.publisher.isOpen else {
-            if isReady { readiness.refused("the connection to the cluster's Redis was lost") }
-            throw .unavailable
+            throw .unavailable(reason: readiness.reason ?? "the connection to the cluster's Redis was lost")
         }
         let keys = ClusterKeys(topic: topic)
         // This gateway's floor: ids never go backwards for its subscribers.
@@ -27,13 +26,11 @@ extension ClusterEngine {
                                         keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
                                         arguments: arguments)
         } catch {
-            refused(error, link: link)
-            throw .unavailable
+            throw .unavailable(reason: refusal(error, link: link))
         }
         guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
               let subscribers = parts[1].integer else {
-            readiness.refused("Redis gave an unexpected reply to the publish script")
-            throw .unavailable
+            throw .unavailable(reason: "Redis gave an unexpected reply to the publish script")
         }
         if configuration.minReplicas > 0 {
             try await waitForReplicas(link)
@@ -58,35 +55,34 @@ extension ClusterEngine {
                                                             timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
                 .integer ?? 0
         } catch {
-            refused(error, link: link)
-            throw .unavailable
+            throw .unavailable(reason: refusal(error, link: link))
         }
         guard acknowledged >= wanted else {
-            readiness.refused("stored on the Redis master but only \(acknowledged) of the \(wanted) replicas required "
+            throw .unavailable(reason: "stored on the Redis master but only \(acknowledged) of the \(wanted) replicas required "
                               + "(--redis-min-replicas) confirmed it within \(configuration.minReplicasTimeout); "
                               + "it may be delivered, and may be lost if the master fails")
-            throw .unavailable
         }
     }
 
-    /// Records why a publish's command failed; a master turned replica (`READONLY`) is
+    /// Why a publish's command failed, for its 503 (this refusal's own reason: another
+    /// publish refused meanwhile has its own); a master turned replica (`READONLY`) is
     /// looked for again, a pause for restoring ids is noted for `/readyz`.
-    private func refused(_ error: RedisError, link: RedisLink) {
+    private func refusal(_ error: RedisError, link: RedisLink) -> String {
         switch error {
         case .server(let message) where message.hasPrefix("READONLY"):
-            readiness.refused("the Redis node answered READONLY: it is a replica now; finding the master again")
             linkLost(link, because: .noMaster("the node in use became a replica"))
+            return "the Redis node answered READONLY: it is a replica now; finding the master again"
         case .server(let message) where message.hasPrefix("REFLOOR"):
             readiness.pause(until: .now + .milliseconds(250))
-            readiness.refused("the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment")
+            return "the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment"
         case .server(let message):
-            readiness.refused("Redis refused the publish: \(message)")
+            return "Redis refused the publish: \(message)"
         case .timedOut:
-            readiness.refused("the cluster's Redis did not answer within \(configuration.commandTimeout)")
+            return "the cluster's Redis did not answer within \(configuration.commandTimeout)"
         case .closed, .unreachable, .protocolError:
-            readiness.refused("the connection to the cluster's Redis was lost")
+            return "the connection to the cluster's Redis was lost"
         case .cancelled:
-            readiness.refused("the publish was cancelled before Redis answered")
+            return "the publish was cancelled before Redis answered"
         }
     }
 }

@@ -165,6 +165,7 @@ extension ClusterEngine {
         guard generation == shard.generation, !isShutdown else { return }
         if message.channel == probeChannelBytes {
             shard.probesSeen = max(shard.probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
+            readiness.probeReturned(generation: generation)
             return
         }
         guard let topic = ClusterKeys.topic(ofChannel: message.channel), followed[topic] != nil,

@@ -9,6 +9,9 @@ enum NotReady: Error, Sendable, Equatable {
     case noMaster(String)
     /// This gateway's probe through pub/sub did not come back: its subscriptions may not deliver.
     case probeLost
+    /// A new link is up, but no probe sent through it has come back yet: whether its
+    /// pub/sub delivers is not known.
+    case probePending
     /// The engine was shut down.
     case shutDown
 
@@ -17,6 +20,7 @@ enum NotReady: Error, Sendable, Equatable {
         case .unreachable(let reason): "the cluster's Redis is unreachable (\(reason))"
         case .noMaster(let reason): "no Redis master is known (\(reason))"
         case .probeLost: "this gateway's Redis pub/sub stopped delivering (its probe did not come back); reconnecting"
+        case .probePending: "this gateway's Redis link is new and its pub/sub probe has not come back yet"
         case .shutDown: "the gateway is shutting down"
         }
     }
@@ -26,8 +30,11 @@ enum NotReady: Error, Sendable, Equatable {
 /// last set it, and the pause after a Redis that may have lost data (empty restart
 /// or failover) while the gateways restore the ids.
 ///
-/// Promises: ready only while a link of the current generation is up, no connection of
-/// it has been seen closing, and no pause is running; `reason` is nil exactly when ready.
+/// Promises: ready only while a link of the current generation is up, a probe sent
+/// through it has come back (its pub/sub delivers), no connection of it has been seen
+/// closing, and no pause is running; `reason` is nil exactly when ready. A refused
+/// publish's own reason is not kept here: it travels with its error
+/// (`PublishError.unavailable`), so concurrent refusals cannot swap reasons.
 /// Only plain values under the lock: nothing is resumed or called out while it is held.
 final class Readiness: Sendable {
     private struct State {
@@ -35,15 +42,23 @@ final class Readiness: Sendable {
         var generation: UInt64 = 0
         var notReady: NotReady? = .unreachable("connecting")
         var pausedUntil: ContinuousClock.Instant?
-        /// A publish's own reason for its last refusal while the link was up (e.g. too few replicas).
-        var lastRefusal: String?
     }
 
     private let state = Mutex(State())
 
-    /// A link of `generation` is up.
+    /// A link of `generation` is up: ready once a probe sent through it comes back.
     func up(generation: UInt64) {
-        state.withLock { $0 = State(generation: generation, notReady: nil, pausedUntil: $0.pausedUntil) }
+        state.withLock {
+            guard $0.notReady != .shutDown else { return }
+            $0 = State(generation: generation, notReady: .probePending, pausedUntil: $0.pausedUntil)
+        }
+    }
+
+    /// A probe came back through the pub/sub of link `generation`: it delivers.
+    func probeReturned(generation: UInt64) {
+        state.withLock {
+            if $0.generation == generation, $0.notReady == .probePending { $0.notReady = nil }
+        }
     }
 
     /// Not ready for `reason` (the link is gone, or going).
@@ -51,7 +66,7 @@ final class Readiness: Sendable {
         state.withLock {
             $0.generation = 0
             // The first cause stays: "probe lost" is not overwritten by the reconnect's "connecting".
-            if $0.notReady == nil || reason == .shutDown { $0.notReady = reason }
+            if $0.notReady == nil || $0.notReady == .probePending || reason == .shutDown { $0.notReady = reason }
         }
     }
 
@@ -63,7 +78,7 @@ final class Readiness: Sendable {
     /// A connection of link `generation` closed: not ready from now on (the monitor then relinks).
     func connectionClosed(generation: UInt64) {
         state.withLock {
-            if $0.generation == generation, $0.notReady == nil {
+            if $0.generation == generation, $0.notReady == nil || $0.notReady == .probePending {
                 $0.notReady = .unreachable("a connection to Redis closed")
             }
         }
@@ -74,15 +89,12 @@ final class Readiness: Sendable {
         state.withLock { $0.pausedUntil = max($0.pausedUntil ?? deadline, deadline) }
     }
 
-    func refused(_ reason: String?) {
-        state.withLock { $0.lastRefusal = reason }
-    }
-
     var isReady: Bool { reason == nil }
 
-    /// Whether a link is up and none of its connections was seen closing (pause or not).
+    /// Whether a link is up and none of its connections was seen closing (pause or
+    /// pending probe or not).
     var isLinkUp: Bool {
-        state.withLock { $0.notReady == nil && $0.generation != 0 }
+        state.withLock { ($0.notReady == nil || $0.notReady == .probePending) && $0.generation != 0 }
     }
 
     /// Why not ready, in a sentence; nil when ready.
@@ -96,11 +108,6 @@ final class Readiness: Sendable {
             }
             return nil
         }
-    }
-
-    /// Why the last publish was refused: the reason not to be ready, else its own.
-    var refusal: String? {
-        reason ?? state.withLock { $0.lastRefusal }
     }
 
     private static func milliseconds(_ duration: Duration) -> Int64 {
