@@ -6,20 +6,26 @@ import StreamHub
 /// loaded, liveness written), and what that Redis tells of a loss of data (its epoch,
 /// a running pause, a master at another address than before).
 extension ClusterEngine {
-    /// The master to use: the URL's server, or the one the sentinels name now.
-    func locateMaster() async throws(NotReady) -> RedisURL {
+    /// The master to use: the URL's server, the one the sentinels name now, or the
+    /// master of the shard's slots in the last slot map.
+    func locateMaster(shard index: Int) async throws(NotReady) -> RedisURL {
         switch configuration.redis {
         case .server(let url):
             return url
         case .sentinel(let url):
             do throws(RedisError) {
-                let (master, index) = try await Sentinel.masterAddress(url, startingAt: shard.sentinelIndex,
-                                                                       timeout: configuration.connectTimeout)
-                shard.sentinelIndex = index
+                let (master, answered) = try await Sentinel.masterAddress(url, startingAt: shards[index].sentinelIndex,
+                                                                          timeout: configuration.connectTimeout)
+                shards[index].sentinelIndex = answered
                 return master
             } catch {
                 throw .noMaster("\(error)")
             }
+        case .cluster(let url):
+            guard let master = shards[index].clusterMaster, let seed = url.seeds.first else {
+                throw .noMaster("the slot map names no master for this shard's slots")
+            }
+            return master.address.url(from: seed)
         }
     }
 
@@ -27,9 +33,10 @@ extension ClusterEngine {
     /// Sentinel mode first asked `ROLE`: a node that is not master is no link), publishes
     /// (their own connection with `minReplicas`), pub/sub; then `prepare`s it.
     /// - Throws: why there is no link, as `/readyz` says it.
-    func connect() async throws(NotReady) -> (RedisLink, RedisURL) {
-        let url = try await locateMaster()
-        let generation = shard.generation + 1
+    func connect(shard index: Int) async throws(NotReady) -> (RedisLink, RedisURL) {
+        let url = try await locateMaster(shard: index)
+        lastGeneration += 1
+        let generation = lastGeneration
         let timeout = configuration.connectTimeout
         do throws(RedisError) {
             let command = try await RedisConnection.connect(to: url, timeout: timeout)
@@ -43,12 +50,12 @@ extension ClusterEngine {
                 let publisher = configuration.minReplicas > 0
                     ? try await RedisConnection.connect(to: url, timeout: timeout) : command
                 opened.append(publisher)
-                let subscriber = try await RedisSubscriber.connect(to: url, timeout: timeout) { [weak self] message in
-                    await self?.received(message, generation: generation)
-                }
+                let subscriber = try await RedisSubscriber.connect(to: url, timeout: timeout, onPush: { [weak self] push in
+                    await self?.received(push, shard: index, generation: generation)
+                })
                 let link = RedisLink(command: command, subscriber: subscriber, publisher: publisher, generation: generation)
                 do throws(RedisError) {
-                    try await prepare(link)
+                    try await prepare(link, shard: index)
                 } catch {
                     link.close()
                     throw error
@@ -66,61 +73,69 @@ extension ClusterEngine {
 
     /// What a new link needs before it serves: the probe subscribed, the scripts
     /// loaded, this gateway's liveness written, the epoch checked, a running pause noted.
-    func prepare(_ link: RedisLink) async throws(RedisError) {
+    func prepare(_ link: RedisLink, shard index: Int) async throws(RedisError) {
         let command = link.command
-        try await link.subscriber.subscribe([probeChannel], timeout: configuration.commandTimeout)
+        let keys = shards[index].keys
+        let probe = keys.probeChannel(gateway: configuration.gatewayID)
+        if routing.isCluster {
+            try await link.subscriber.ssubscribe([probe], timeout: configuration.commandTimeout)
+        } else {
+            try await link.subscriber.subscribe([probe], timeout: configuration.commandTimeout)
+        }
         for (name, text) in [("publish", ClusterScripts.publish), ("sync", ClusterScripts.sync),
                              ("floor", ClusterScripts.floor)] {
             // A refusal (e.g. OOM) is no reason to stay away: EVAL sends the text instead.
             let hash = try await tolerating(await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout))
             scriptHashes[name] = hash?.string
         }
-        _ = try await tolerating(await command.command(["SET", gatewayKey, "1", "PX", "3000"],
+        _ = try await tolerating(await command.command(["SET", keys.gateway(configuration.gatewayID), "1", "PX", "3000"],
                                                  timeout: configuration.commandTimeout))
-        try await checkEpoch(command)
-        try await notePause(command)
+        try await checkEpoch(command, shard: index)
+        try await notePause(command, shard: index)
     }
 
-    /// Reads how long publishes still pause (`sse:refloor`'s time to live), for `/readyz`.
-    func notePause(_ command: RedisConnection) async throws(RedisError) {
-        let left = try await command.command(["PTTL", ClusterKeys.refloor], timeout: configuration.commandTimeout).integer ?? -2
-        if left > 0 { readiness.pause(until: .now + .milliseconds(left)) }
+    /// Reads how long publishes still pause (the shard's `sse:refloor`'s time to live), for `/readyz`.
+    func notePause(_ command: RedisConnection, shard index: Int) async throws(RedisError) {
+        let left = try await command.command(["PTTL", shards[index].keys.refloor],
+                                             timeout: configuration.commandTimeout).integer ?? -2
+        if left > 0 { readiness.pause(shard: index, until: .now + .milliseconds(left)) }
     }
 
     /// The master is another node than before (Sentinel promoted a replica): it may
     /// lack the last publishes, so it is treated like a Redis that lost data —
     /// publishes pause while every gateway's syncs raise its topics' counters to the
     /// ids it holds (the first gateway to notice starts the pause; the others see it).
-    func failedOverTo(_ master: RedisURL, link: RedisLink) async {
+    func failedOverTo(_ master: RedisURL, link: RedisLink, shard index: Int) async {
         countFailover()
-        configuration.log("redis: the master is now \(master) (failover); ids go on from what the gateways hold")
+        configuration.log("\(shardName(index)): the master is now \(master) (failover); ids go on from what the gateways hold")
         let pause = configuration.failoverPause
         let (seconds, attoseconds) = pause.components
         let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        _ = try? await link.command.command(["SET", ClusterKeys.refloor, "1", "PX", String(milliseconds), "NX"],
+        _ = try? await link.command.command(["SET", shards[index].keys.refloor, "1", "PX", String(milliseconds), "NX"],
                                             timeout: configuration.commandTimeout)
-        _ = try? await notePause(link.command)
+        _ = try? await notePause(link.command, shard: index)
     }
 
     /// Notices a Redis that lost its data (its epoch is gone or another): then, if this
     /// gateway knew the old one, publishes pause for 3 s (`sse:refloor`) while every
     /// gateway's syncs raise the counters of its topics to the ids it holds, so ids
     /// never go backwards, whichever gateway publishes first.
-    func checkEpoch(_ command: RedisConnection) async throws(RedisError) {
+    func checkEpoch(_ command: RedisConnection, shard index: Int) async throws(RedisError) {
         let timeout = configuration.commandTimeout
-        var current = try await command.command(["GET", ClusterKeys.epoch], timeout: timeout).string
+        let keys = shards[index].keys
+        var current = try await command.command(["GET", keys.epoch], timeout: timeout).string
         if current == nil {
             var generator = SystemRandomNumberGenerator()
             let fresh = String(generator.next() as UInt64, radix: 16)
-            _ = try await command.command(["SET", ClusterKeys.epoch, fresh, "NX"], timeout: timeout)
-            current = try await command.command(["GET", ClusterKeys.epoch], timeout: timeout).string
-            if shard.knownEpoch != nil {
-                _ = try await command.command(["SET", ClusterKeys.refloor, "1", "PX", "3000"], timeout: timeout)
+            _ = try await command.command(["SET", keys.epoch, fresh, "NX"], timeout: timeout)
+            current = try await command.command(["GET", keys.epoch], timeout: timeout).string
+            if shards[index].knownEpoch != nil {
+                _ = try await command.command(["SET", keys.refloor, "1", "PX", "3000"], timeout: timeout)
             }
         }
-        if let known = shard.knownEpoch, known != current {
-            configuration.log("redis: Redis lost its data; ids go on from what the gateways hold")
+        if let known = shards[index].knownEpoch, known != current {
+            configuration.log("\(shardName(index)): Redis lost its data; ids go on from what the gateways hold")
         }
-        shard.knownEpoch = current
+        shards[index].knownEpoch = current
     }
 }

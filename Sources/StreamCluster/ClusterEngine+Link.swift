@@ -1,97 +1,112 @@
 import RedisClient
 import StreamHub
 
-/// The link's life: connect (retrying with back-off while Redis is unreachable),
-/// watch it (a probe through pub/sub every second, liveness and subscriber counts),
-/// and on loss fail what waits and start over.
+/// Each shard's link's life: connect (retrying with back-off while its Redis is
+/// unreachable), watch it (a probe through pub/sub every second, liveness and
+/// subscriber counts), and on loss fail what waits on that shard and start over.
+/// Shards are independent: one shard's loss touches only its own topics.
 extension ClusterEngine {
-    /// Runs until `shutdown()`: the link's supervision, the worker that sends
-    /// SUBSCRIBEs and syncs, and in Sentinel mode the watch for `+switch-master`.
+    /// Runs until `shutdown()`: each shard's supervision, the worker that sends
+    /// SUBSCRIBEs and syncs, in Sentinel mode the watch for `+switch-master`, on Redis
+    /// Cluster the slot map's watch (which adds shards as the map names masters).
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.runWorker() }
-            if case .sentinel(let url) = configuration.redis {
-                group.addTask { await self.watchSentinels(url) }
+            switch configuration.redis {
+            case .sentinel(let url): group.addTask { await self.watchSentinels(url) }
+            case .cluster: if let slotMaps { group.addTask { await self.watchSlotMap(slotMaps) } }
+            case .server: break
             }
-            await self.superviseLink()
+            for await index in newShards {
+                group.addTask { await self.superviseLink(shard: index) }
+            }
         }
     }
 
-    var gatewayKey: String { ClusterKeys.gatewayPrefix + configuration.gatewayID }
-    var probeChannel: [UInt8] { ClusterKeys.probeChannel(gateway: configuration.gatewayID) }
 
-    /// Connects, watches the link until it is lost, and again, until shutdown. The
-    /// phase is looked at again after every `await`.
-    private func superviseLink() async {
+    /// How the log names shard `index`: the Redis URL, or on Redis Cluster the shard's master.
+    func shardName(_ index: Int) -> String {
+        if routing.isCluster, let master = shards[index].clusterMaster { return "redis shard \(master.address)" }
+        return "redis \(configuration.redis)"
+    }
+
+    /// Connects, watches the link until it is lost, and again, until shutdown (or,
+    /// on Redis Cluster, until the shard is retired). The phase is looked at again after every `await`.
+    private func superviseLink(shard index: Int) async {
         var everUp = false
         var reportedDown = false
-        while case .connecting(let attempt, let lastMaster) = shard.phase, !Task.isCancelled {
-            if attempt > 0 { await backOff(LinkPhase.backoff(attempt: attempt, ceiling: configuration.reconnectCeiling)) }
-            guard case .connecting = shard.phase else { return }
-            shard.relinkRequested = false
+        while case .connecting(let attempt, let lastMaster) = shards[index].phase, !Task.isCancelled {
+            if attempt > 0 {
+                await backOff(shard: index, LinkPhase.backoff(attempt: attempt, ceiling: configuration.reconnectCeiling))
+            }
+            guard case .connecting = shards[index].phase else { return }
+            shards[index].relinkRequested = false
             let link: RedisLink
             let master: RedisURL
             do throws(NotReady) {
-                (link, master) = try await connect()
+                (link, master) = try await connect(shard: index)
             } catch {
                 if !reportedDown {
-                    configuration.log("redis \(configuration.redis): \(error.text); retrying, not ready meanwhile")
+                    configuration.log("\(shardName(index)): \(error.text); retrying, not ready meanwhile")
                     reportedDown = true
                 }
-                readiness.stillDown(error)
-                shard.phase = shard.phase.after(.failed)
+                readiness.stillDown(shard: index, error)
+                shards[index].phase = shards[index].phase.after(.failed)
+                if let master = shards[index].clusterMaster { requestMapRefresh(lost: [master.address]) }
                 continue
             }
-            guard case .connecting = shard.phase else {
+            guard case .connecting = shards[index].phase else {
                 link.close()
                 return
             }
-            if shard.relinkRequested {
+            if shards[index].relinkRequested {
                 // Sentinel announced a master while this one was being connected (it may
-                // be the old one, still answering ROLE master): ask the sentinels again.
+                // be the old one, still answering ROLE master), or the slot map named
+                // another master: ask again.
                 link.close()
-                shard.phase = shard.phase.after(.failed)
+                shards[index].phase = shards[index].phase.after(.failed)
                 continue
             }
             let failedOver = lastMaster.map { $0 != master } ?? false
-            shard.phase = shard.phase.after(.connected(link, master: master))
-            install(link)
+            shards[index].phase = shards[index].phase.after(.connected(link, master: master))
+            install(link, shard: index)
             reportedDown = false
             if everUp { countReconnect() }
-            configuration.log("redis \(configuration.redis): \(everUp ? "connected again" : "connected") to \(master), ready")
+            configuration.log("\(shardName(index)): \(everUp ? "connected again" : "connected") to \(master), ready")
             everUp = true
-            if failedOver { await failedOverTo(master, link: link) }
-            await monitor(link)
-            linkLost(link, because: .unreachable("the connection was lost"))
-            if !isShutdown {
-                configuration.log("redis \(configuration.redis): connection lost; publishes and new subscriptions get 503 until it is back")
+            if failedOver { await failedOverTo(master, link: link, shard: index) }
+            await monitor(link, shard: index)
+            linkLost(link, shard: index, because: .unreachable("the connection was lost"))
+            if !isShutdown, !shards[index].retired {
+                configuration.log("\(shardName(index)): connection lost; publishes and new subscriptions "
+                                  + "of its topics get 503 until it is back")
             }
         }
     }
 
     /// Waits `duration` on the configured clock, in steps of 50 ms so that it ends early
-    /// when a sentinel announced a new master (or the engine shut down) meanwhile.
-    private func backOff(_ duration: Duration) async {
+    /// when a new master was announced (or the engine shut down) meanwhile.
+    private func backOff(shard index: Int, _ duration: Duration) async {
         let step = Duration.milliseconds(50)
         var left = duration
-        while left > .zero, !shard.relinkRequested, !isShutdown {
+        while left > .zero, !shards[index].relinkRequested, !isShutdown {
             try? await configuration.clock.sleep(for: min(step, left), tolerance: nil)
             left -= step
         }
     }
 
-    private func install(_ link: RedisLink) {
-        shard.generation = link.generation
-        shard.probesSent = 0
-        shard.probesSeen = 0
-        countsNeedFullWrite = true  // Whatever changed while away: written anew, stale ones deleted.
-        unsubscribing = []
-        readiness.up(generation: link.generation)
+    private func install(_ link: RedisLink, shard index: Int) {
+        shards[index].generation = link.generation
+        shards[index].probesSent = 0
+        shards[index].probesSeen = 0
+        shards[index].countsNeedFullWrite = true  // Whatever changed while away: written anew, stale ones deleted.
+        unsubscribing = unsubscribing.filter { routing.shard(of: $0) != index }
+        readiness.up(shard: index, generation: link.generation)
         let generation = link.generation
         link.command.onClose { [weak self] in self?.connectionClosed(generation: generation) }
         link.subscriber.onClose { [weak self] in self?.connectionClosed(generation: generation) }
         link.publisher.onClose { [weak self] in self?.connectionClosed(generation: generation) }
-        // Every followed topic subscribes again and syncs from where its mirror stands.
+        // Every followed topic of the shard subscribes again and syncs from where its mirror stands.
         doorbellRinger.yield()
     }
 
@@ -99,48 +114,54 @@ extension ClusterEngine {
     /// then every second a probe goes out, and must have come back through pub/sub (a
     /// subscribed connection can stop delivering while both sockets look fine; the link
     /// is ready only once the first one is back), and liveness and subscriber counts are written.
-    private func monitor(_ link: RedisLink) async {
+    private func monitor(_ link: RedisLink, shard index: Int) async {
         var ticks = 0
-        while !isShutdown, link.isOpen, self.link?.generation == link.generation {
-            if ticks % 10 == 0, !(await heartbeat(link)) { return }
+        while !isShutdown, link.isOpen, self.link(shard: index)?.generation == link.generation {
+            if ticks % 10 == 0, !(await heartbeat(link, shard: index)) { return }
             try? await configuration.clock.sleep(for: .milliseconds(100), tolerance: nil)
             expireWaiters(now: .now)
             ticks += 1
         }
     }
 
-    private func heartbeat(_ link: RedisLink) async -> Bool {
-        guard shard.probesSent <= shard.probesSeen + 2 else {
-            configuration.log("redis: pub/sub stopped delivering (probe \(shard.probesSeen + 1) never came back); reconnecting")
-            readiness.down(.probeLost)
+    private func heartbeat(_ link: RedisLink, shard index: Int) async -> Bool {
+        let keys = shards[index].keys
+        guard shards[index].probesSent <= shards[index].probesSeen + 2 else {
+            configuration.log("\(shardName(index)): pub/sub stopped delivering (probe \(shards[index].probesSeen + 1) never came back); reconnecting")
+            readiness.down(shard: index, .probeLost)
             return false
         }
-        shard.probesSent += 1
+        shards[index].probesSent += 1
         do {
-            let receivers = try await link.command.command(["PUBLISH", String(decoding: probeChannel, as: UTF8.self),
-                                                            String(shard.probesSent)], timeout: configuration.commandTimeout)
-            guard receivers.integer ?? 0 > 0 else {
-                configuration.log("redis: this gateway's pub/sub connection is not subscribed any more; reconnecting")
+            let receivers = try await link.command.publish(Array(String(shards[index].probesSent).utf8),
+                                                           to: keys.probeChannel(gateway: configuration.gatewayID),
+                                                           mode: routing.isCluster ? .sharded : .global,
+                                                           timeout: configuration.commandTimeout)
+            guard receivers > 0 else {
+                configuration.log("\(shardName(index)): this gateway's pub/sub connection is not subscribed any more; reconnecting")
                 return false
             }
             // GET: the previous value; none means the key lapsed (this gateway was slow for
             // 3 s) and another gateway's publish may have deleted its counts.
-            let previous = try await tolerating(await link.command.command(["SET", gatewayKey, "1", "PX", "3000", "GET"],
-                                                                     timeout: configuration.commandTimeout))
-            if previous == .null { countsNeedFullWrite = true }
-            try await notePause(link.command)
+            let previous = try await tolerating(await link.command.command(
+                ["SET", keys.gateway(configuration.gatewayID), "1", "PX", "3000", "GET"], timeout: configuration.commandTimeout))
+            if previous == .null { shards[index].countsNeedFullWrite = true }
+            try await notePause(link.command, shard: index)
             if case .sentinel = configuration.redis {
                 let role = try await Sentinel.role(of: link.command, timeout: configuration.commandTimeout)
                 guard role == "master" else {
                     configuration.log("redis: the node in use is a \(role) now; asking the sentinels for the master")
-                    readiness.down(.noMaster("the node in use became a \(role)"))
+                    readiness.down(shard: index, .noMaster("the node in use became a \(role)"))
                     return false
                 }
             }
-            heartbeats += 1
-            if heartbeats % 10 == 0 { countsNeedFullWrite = true }
-            try await writeCounts(link)
+            shards[index].heartbeats += 1
+            if shards[index].heartbeats % 10 == 0 { shards[index].countsNeedFullWrite = true }
+            try await writeCounts(link, shard: index)
         } catch {
+            if routing.isCluster, ClusterRedirection(error) != nil || ClusterRefusal(error) != nil {
+                requestMapRefresh()
+            }
             return false
         }
         return true
@@ -157,25 +178,28 @@ extension ClusterEngine {
         }
     }
 
-    /// Writes this gateway's subscriber counts that changed since last time, or all of
-    /// them (deleting those it wrote before) when `countsNeedFullWrite`; the publish
-    /// script sums those of live gateways.
-    private func writeCounts(_ link: RedisLink) async throws(RedisError) {
-        let counts = await hub.subscriberCounts()
-        let full = countsNeedFullWrite
+    /// Writes this gateway's subscriber counts of the shard's topics that changed since
+    /// last time, or all of them (deleting those it wrote before) when the shard's
+    /// `countsNeedFullWrite`; the publish script sums those of live gateways.
+    private func writeCounts(_ link: RedisLink, shard index: Int) async throws(RedisError) {
+        let onShard = { (topic: String) in self.routing.shard(of: topic) == index }
+        let counts = (await hub.subscriberCounts()).filter { onShard($0.key) }
+        let written = writtenCounts.filter { onShard($0.key) }
+        let full = shards[index].countsNeedFullWrite
         var commands: [[String]] = []
         for channel in Channel.allCases {
             func count(_ pair: (state: Int, events: Int)) -> Int { channel == .state ? pair.state : pair.events }
             for (topic, pair) in counts {
                 let now = count(pair)
-                if full || now != writtenCounts[topic].map(count) ?? 0 { commands.append(countCommand(topic, channel, now)) }
+                if full || now != written[topic].map(count) ?? 0 { commands.append(countCommand(topic, channel, now)) }
             }
-            for (topic, pair) in writtenCounts where counts[topic] == nil && (full || count(pair) != 0) {
+            for (topic, pair) in written where counts[topic] == nil && (full || count(pair) != 0) {
                 commands.append(countCommand(topic, channel, 0))
             }
         }
-        writtenCounts = counts
-        countsNeedFullWrite = false
+        for topic in written.keys where counts[topic] == nil { writtenCounts[topic] = nil }
+        for (topic, pair) in counts { writtenCounts[topic] = pair }
+        shards[index].countsNeedFullWrite = false
         guard !commands.isEmpty else { return }
         let timeout = configuration.commandTimeout
         do {
@@ -186,11 +210,11 @@ extension ClusterEngine {
                 try await group.waitForAll()
             }
         } catch let error as RedisError {
-            countsNeedFullWrite = true
-            if case .server = error { return }  // Refused (OOM): written again next time.
+            if index < shards.count { shards[index].countsNeedFullWrite = true }
+            if case .server = error { return }  // Refused (OOM, a slot moving): written again next time.
             throw error
         } catch {
-            countsNeedFullWrite = true
+            shards[index].countsNeedFullWrite = true
         }
     }
 
@@ -199,32 +223,37 @@ extension ClusterEngine {
         return count > 0 ? ["HSET", key, configuration.gatewayID, String(count)] : ["HDEL", key, configuration.gatewayID]
     }
 
-    /// The link is gone: not ready, waiters refused, every topic to subscribe again.
-    func linkLost(_ lost: RedisLink, because reason: NotReady = .unreachable("the connection was lost")) {
+    /// The shard's link is gone: not ready, its topics' waiters refused, its topics to subscribe again.
+    func linkLost(_ lost: RedisLink, shard index: Int, because reason: NotReady = .unreachable("the connection was lost")) {
         lost.close()
-        guard link?.generation == lost.generation else { return }
-        shard.phase = shard.phase.after(.lost(generation: lost.generation))
-        readiness.down(reason)
-        for name in Array(followed.keys) {
+        guard link(shard: index)?.generation == lost.generation else { return }
+        shards[index].phase = shards[index].phase.after(.lost(generation: lost.generation))
+        readiness.down(shard: index, reason)
+        for name in Array(followed.keys) where topicShard[name] == index || routing.shard(of: name) == index {
+            topicShard[name] = nil
             for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
         }
     }
 
     /// Runs a script by hash, sending its text when Redis does not have it (a Redis
-    /// restarted since `SCRIPT LOAD` answers `NOSCRIPT`).
+    /// restarted since `SCRIPT LOAD`, or a cluster node never asked, answers `NOSCRIPT`);
+    /// `asking`: after `ASKING`, in one write (a slot being imported by that node).
     func runScript(_ name: String, _ text: String, link: RedisLink, on connection: RedisConnection? = nil,
-                   keys: [String], arguments: [[UInt8]]) async throws(RedisError) -> RedisValue {
+                   keys: [String], arguments: [[UInt8]], asking: Bool = false) async throws(RedisError) -> RedisValue {
         let connection = connection ?? link.command
         let tail = [Array(String(keys.count).utf8)] + keys.map { Array($0.utf8) } + arguments
+        let timeout = configuration.commandTimeout
         if let hash = scriptHashes[name] {
+            let command = [Array("EVALSHA".utf8), Array(hash.utf8)] + tail
             do {
-                return try await connection.command([Array("EVALSHA".utf8), Array(hash.utf8)] + tail,
-                                                      timeout: configuration.commandTimeout)
+                return asking ? try await connection.commandAfterAsking(command, timeout: timeout)
+                              : try await connection.command(command, timeout: timeout)
             } catch .server(let message) where message.hasPrefix("NOSCRIPT") {
                 // Fall through to EVAL, which also caches the script again.
             }
         }
-        return try await connection.command([Array("EVAL".utf8), Array(text.utf8)] + tail,
-                                              timeout: configuration.commandTimeout)
+        let command = [Array("EVAL".utf8), Array(text.utf8)] + tail
+        return asking ? try await connection.commandAfterAsking(command, timeout: timeout)
+                      : try await connection.command(command, timeout: timeout)
     }
 }

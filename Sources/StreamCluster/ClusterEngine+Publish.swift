@@ -1,51 +1,100 @@
 import RedisClient
 import StreamHub
 
-/// Publishing: one script assigns the id, stores the value and announces it; with
-/// `minReplicas`, a `WAIT` on the same connection right after it confirms that
-/// enough replicas hold it before the publish is acknowledged.
+/// Publishing: one script on the topic's shard assigns the id, stores the value and
+/// announces it; with `minReplicas`, a `WAIT` on the same connection right after it
+/// confirms that enough replicas hold it before the publish is acknowledged.
+///
+/// On Redis Cluster a refusal of the node is followed as the cluster says: `MOVED` →
+/// the slot map read again and the publish tried once more on the new owner; `ASK` →
+/// the script sent after `ASKING` to the node importing the slot (no refresh);
+/// `TRYAGAIN` (a multi-key script while its slot migrates) → tried again every 25 ms
+/// until the command timeout; `CLUSTERDOWN`/`READONLY` → the map is read again and
+/// the publish answered 503 (with `Retry-After`).
 extension ClusterEngine {
     public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
         guard !isShutdown else { throw .shutdown }
-        guard let link, isReady, link.publisher.isOpen else {
-            throw .unavailable(reason: readiness.reason ?? "the connection to the cluster's Redis was lost")
-        }
-        let keys = ClusterKeys(topic: topic)
         // This gateway's floor: ids never go backwards for its subscribers.
         let held = await hub.lastIDs(topic: topic)
         let floor = channel == .state ? held.state : held.events
-        let arguments: [[UInt8]] = [
-            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(floor).utf8),
-            Array(String(configuration.hub.replayCount).utf8),
-            Array(String(configuration.replayMaxAgeMilliseconds).utf8),
-            keys.channel, Array(ClusterKeys.gatewayPrefix.utf8), Array(configuration.gatewayID.utf8),
-        ]
-        let reply: RedisValue
-        do {
-            reply = try await runScript("publish", ClusterScripts.publish, link: link, on: link.publisher,
-                                        keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
-                                        arguments: arguments)
-        } catch {
-            throw .unavailable(reason: refusal(error, link: link))
+        let keys = ClusterKeys(topic: topic)
+        let deadline = ContinuousClock.now + configuration.commandTimeout
+        var moved = false
+        var asking: ClusterAddress?
+        while true {
+            guard !isShutdown else { throw .shutdown }
+            let target = asking.flatMap { address in
+                shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
+            } ?? (asking == nil ? routing.shard(of: topic) : nil)
+            guard let index = target else {
+                if asking == nil { requestMapRefresh() }
+                throw .unavailable(reason: asking.map { "the Redis Cluster node \($0) importing the topic's slot is not linked" }
+                                   ?? "no Redis Cluster master serves the topic's slot now (a failover or reshard); retry in a moment")
+            }
+            guard let link = link(shard: index), readiness.isReady(shard: index), link.publisher.isOpen else {
+                throw .unavailable(reason: readiness.reason(shard: index) ?? "the connection to the cluster's Redis was lost")
+            }
+            let shardKeys = shards[index].keys
+            let arguments: [[UInt8]] = [
+                Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(floor).utf8),
+                Array(String(configuration.hub.replayCount).utf8),
+                Array(String(configuration.replayMaxAgeMilliseconds).utf8),
+                keys.channel(sharded: routing.isCluster), Array(shardKeys.gatewayPrefix.utf8),
+                Array(configuration.gatewayID.utf8), Array(shardKeys.refloor.utf8),
+                Array((routing.isCluster ? "SPUBLISH" : "PUBLISH").utf8),
+            ]
+            let reply: RedisValue
+            do {
+                reply = try await runScript("publish", ClusterScripts.publish, link: link, on: link.publisher,
+                                            keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
+                                            arguments: arguments, asking: asking != nil)
+            } catch {
+                if routing.isCluster, let redirection = ClusterRedirection(error) {
+                    switch redirection.kind {
+                    case .moved where !moved:
+                        moved = true
+                        asking = nil
+                        await refreshMapNow()
+                        continue
+                    case .ask where asking == nil:
+                        asking = redirection.address
+                        continue
+                    default:
+                        break
+                    }
+                }
+                if routing.isCluster, let refusal = ClusterRefusal(error) {
+                    switch refusal {
+                    case .tryAgain where ContinuousClock.now + .milliseconds(25) < deadline:
+                        try? await Task.sleep(for: .milliseconds(25))
+                        asking = nil
+                        continue
+                    case .tryAgain:
+                        throw .unavailable(reason: "the topic's slot is moving between Redis Cluster masters; retry in a moment")
+                    case .clusterDown, .notMaster:
+                        requestMapRefresh()
+                    }
+                }
+                throw .unavailable(reason: refusal(error, link: link, shard: index))
+            }
+            guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
+                  let subscribers = parts[1].integer else {
+                throw .unavailable(reason: "Redis gave an unexpected reply to the publish script")
+            }
+            if configuration.minReplicas > 0 {
+                try await waitForReplicas(link, shard: index)
+            }
+            counters.published(channel)
+            // Other gateways' subscribers as they last wrote them (at most a second old),
+            // this gateway's own as they are now.
+            let local = await hub.subscriberCount(topic: topic, channel: channel)
+            return PublishResult(id: UInt64(id), subscribers: Int(max(0, subscribers)) + local)
         }
-        guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
-              let subscribers = parts[1].integer else {
-            throw .unavailable(reason: "Redis gave an unexpected reply to the publish script")
-        }
-        if configuration.minReplicas > 0 {
-            try await waitForReplicas(link)
-        }
-        counters.published(channel)
-        // Other gateways' subscribers as they last wrote them (at most a second old),
-        // this gateway's own as they are now.
-        let local = await hub.subscriberCount(topic: topic, channel: channel)
-        return PublishResult(id: UInt64(id), subscribers: Int(max(0, subscribers)) + local)
     }
-
 
     /// `WAIT minReplicas` on the publishing connection: it covers every write made on
     /// it so far, this publish's included.
-    private func waitForReplicas(_ link: RedisLink) async throws(PublishError) {
+    private func waitForReplicas(_ link: RedisLink, shard index: Int) async throws(PublishError) {
         let wanted = configuration.minReplicas
         let (seconds, attoseconds) = configuration.minReplicasTimeout.components
         let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
@@ -55,7 +104,7 @@ extension ClusterEngine {
                                                             timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
                 .integer ?? 0
         } catch {
-            throw .unavailable(reason: refusal(error, link: link))
+            throw .unavailable(reason: refusal(error, link: link, shard: index))
         }
         guard acknowledged >= wanted else {
             throw .unavailable(reason: "stored on the Redis master but only \(acknowledged) of the \(wanted) replicas required "
@@ -67,14 +116,16 @@ extension ClusterEngine {
     /// Why a publish's command failed, for its 503 (this refusal's own reason: another
     /// publish refused meanwhile has its own); a master turned replica (`READONLY`) is
     /// looked for again, a pause for restoring ids is noted for `/readyz`.
-    private func refusal(_ error: RedisError, link: RedisLink) -> String {
+    private func refusal(_ error: RedisError, link: RedisLink, shard index: Int) -> String {
         switch error {
         case .server(let message) where message.hasPrefix("READONLY"):
-            linkLost(link, because: .noMaster("the node in use became a replica"))
+            linkLost(link, shard: index, because: .noMaster("the node in use became a replica"))
             return "the Redis node answered READONLY: it is a replica now; finding the master again"
         case .server(let message) where message.hasPrefix("REFLOOR"):
-            readiness.pause(until: .now + .milliseconds(250))
+            readiness.pause(shard: index, until: .now + .milliseconds(250))
             return "the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment"
+        case .server(let message) where message.hasPrefix("CLUSTERDOWN"):
+            return "the Redis Cluster refused the publish (\(message)): a master is lost and not yet replaced; retry in a moment"
         case .server(let message):
             return "Redis refused the publish: \(message)"
         case .timedOut:

@@ -8,18 +8,29 @@ extension ClusterEngine {
     func runWorker() async {
         await withDiscardingTaskGroup { group in
             for await _ in doorbell {
-                guard let link, !isShutdown else { continue }
-                let toSubscribe = followed.keys.filter { !unsubscribing.contains($0) && followed[$0]!.takeSubscribe() }
-                if !toSubscribe.isEmpty {
-                    group.addTask { await self.subscribeTopics(toSubscribe, link: link) }
+                guard !isShutdown else { continue }
+                // On Redis Cluster, subscribes wait for a refresh asked for (a channel moved):
+                // the map before it may name the old owner.
+                let mapSettled = mapServed >= mapRequests
+                var toSubscribe: [Int: [String]] = [:]
+                for name in followed.keys where !unsubscribing.contains(name) && mapSettled {
+                    guard let index = routing.shard(of: name), link(shard: index) != nil,
+                          followed[name]!.takeSubscribe() else { continue }
+                    topicShard[name] = index
+                    toSubscribe[index, default: []].append(name)
+                }
+                for (index, topics) in toSubscribe {
+                    guard let link = link(shard: index) else { continue }
+                    group.addTask { await self.subscribeTopics(topics, shard: index, link: link) }
                 }
                 // A bounded number at a time: after a reconnect with thousands of topics,
                 // their windows must not all come back at once (and time the link out).
                 for name in Array(followed.keys) where syncsInFlight < Self.maxSyncsInFlight {
-                    guard let after = followed[name]?.takeSync() else { continue }
+                    guard let index = topicShard[name], let link = link(shard: index),
+                          let after = followed[name]?.takeSync() else { continue }
                     syncsInFlight += 1
                     group.addTask {
-                        await self.syncTopic(name, after: after, link: link)
+                        await self.syncTopic(name, after: after, shard: index, link: link)
                         await self.syncFinished()
                     }
                 }
@@ -34,27 +45,63 @@ extension ClusterEngine {
         doorbellRinger.yield()  // Topics left waiting for a free slot.
     }
 
-    private func subscribeTopics(_ topics: [String], link: RedisLink) async {
+    /// SUBSCRIBEs the topics' channels on the shard's subscriber connection; on Redis
+    /// Cluster SSUBSCRIBE, one command per slot. A `MOVED` (the map was stale) sends
+    /// those topics back to subscribing after a refresh; any other failure ends the link.
+    private func subscribeTopics(_ topics: [String], shard index: Int, link: RedisLink) async {
+        let timeout = configuration.commandTimeout
+        var confirmed: [String] = []
+        var redirected: [String] = []
         do {
-            // Batches keep one command's size reasonable after a reconnect with many topics.
-            for start in stride(from: 0, to: topics.count, by: 1000) {
-                let batch = topics[start..<min(start + 1000, topics.count)]
-                try await link.subscriber.subscribe(batch.map { ClusterKeys(topic: $0).channel },
-                                                    timeout: configuration.commandTimeout)
+            if routing.isCluster {
+                for group in HashSlot.grouping(topics.map { Array($0.utf8) }) {
+                    let names = group.keys.map { String(decoding: $0, as: UTF8.self) }
+                    do throws(RedisError) {
+                        try await link.subscriber.ssubscribe(names.map { ClusterKeys(topic: $0).shardedChannel }, timeout: timeout)
+                        confirmed += names
+                    } catch {
+                        guard ClusterRedirection(error) != nil || ClusterRefusal(error) != nil else { throw error }
+                        redirected += names
+                    }
+                }
+            } else {
+                // Batches keep one command's size reasonable after a reconnect with many topics.
+                for start in stride(from: 0, to: topics.count, by: 1000) {
+                    let batch = topics[start..<min(start + 1000, topics.count)]
+                    try await link.subscriber.subscribe(batch.map { ClusterKeys(topic: $0).channel }, timeout: timeout)
+                }
+                confirmed = topics
             }
         } catch {
             // The subscribed connection is unusable: start the link over.
-            linkLost(link)
+            linkLost(link, shard: index)
             return
         }
-        guard self.link?.generation == link.generation else { return }
-        for name in topics {
+        guard self.link(shard: index)?.generation == link.generation else { return }
+        for name in confirmed where topicShard[name] == index {
             _ = followed[name]?.subscribed()
         }
+        for name in redirected where topicShard[name] == index {
+            resubscribe(name)
+        }
+        if !redirected.isEmpty { requestMapRefresh() }
         doorbellRinger.yield()
     }
 
-    private func syncTopic(_ topic: String, after: (afterState: UInt64, afterEvents: UInt64), link: RedisLink) async {
+    /// The topic subscribes again (on the shard the routing names then) and syncs from
+    /// where its mirror stands; its waiters keep waiting (their fences hold: the ids
+    /// are in the topic's keys, which moved with its slot).
+    func resubscribe(_ topic: String) {
+        guard var entry = followed[topic], entry.phase != .leaving else { return }
+        let waiters = entry.linkLost()
+        entry.waiters = waiters
+        followed[topic] = entry
+        topicShard[topic] = nil
+        doorbellRinger.yield()
+    }
+
+    private func syncTopic(_ topic: String, after: (afterState: UInt64, afterEvents: UInt64), shard index: Int,
+                           link: RedisLink) async {
         let keys = ClusterKeys(topic: topic)
         let reply: SyncReply
         do throws(RedisError) {
@@ -66,22 +113,28 @@ extension ClusterEngine {
             }
             reply = decoded
         } catch {
-            guard self.link?.generation == link.generation else { return }
+            guard self.link(shard: index)?.generation == link.generation, topicShard[topic] == index else { return }
             switch error {
             case .closed, .timedOut:
-                linkLost(link)
-            case .server(let message) where message.hasPrefix("READONLY"):
-                linkLost(link, because: .noMaster("the node in use became a replica"))
+                linkLost(link, shard: index)
+            case .server(let message) where message.hasPrefix("READONLY") && !routing.isCluster:
+                linkLost(link, shard: index, because: .noMaster("the node in use became a replica"))
+            case _ where routing.isCluster && ClusterRedirection(error)?.kind == .moved:
+                // The slot has another owner: subscribe there (after a refresh), then sync.
+                resubscribe(topic)
+                requestMapRefresh()
             default:
+                if routing.isCluster, ClusterRefusal(error) != nil { requestMapRefresh() }
+                // ASK and TRYAGAIN (a slot migrating) end within milliseconds: tried again.
                 configuration.log("redis: syncing \(topic) failed (\(error)); retrying")
                 try? await Task.sleep(for: .milliseconds(100))
-                guard self.link?.generation == link.generation else { return }
+                guard self.link(shard: index)?.generation == link.generation, topicShard[topic] == index else { return }
                 _ = followed[topic]?.syncFailed()
                 doorbellRinger.yield()
             }
             return
         }
-        await apply(reply, to: topic, link: link)
+        await apply(reply, to: topic, shard: index, link: link)
     }
 
     /// What a sync brings to the hub, in order.
@@ -93,8 +146,8 @@ extension ClusterEngine {
     /// Brings the mirror to what Redis held: the newer state value; the events after
     /// the held id that the window still has, preceded by a skip (a `gap` for live
     /// subscribers) over those it no longer has; then the messages buffered meanwhile.
-    private func apply(_ reply: SyncReply, to topic: String, link: RedisLink) async {
-        guard self.link?.generation == link.generation, var entry = followed[topic], entry.phase == .syncing else { return }
+    private func apply(_ reply: SyncReply, to topic: String, shard index: Int, link: RedisLink) async {
+        guard self.link(shard: index)?.generation == link.generation, topicShard[topic] == index, var entry = followed[topic], entry.phase == .syncing else { return }
         let now = ContinuousClock.now
         var steps: [MirrorStep] = []
         // Redis behind this gateway: it lost the topic's ids (came back empty, or a
@@ -159,17 +212,27 @@ extension ClusterEngine {
         }
     }
 
-    /// A message from the subscribed connection (in arrival order; the reader waits
-    /// for this to return).
-    func received(_ message: RedisMessage, generation: UInt64) async {
-        guard generation == shard.generation, !isShutdown else { return }
-        if message.channel == probeChannelBytes {
-            shard.probesSeen = max(shard.probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
-            readiness.probeReturned(generation: generation)
+    /// A push on shard `index`'s subscribed connection (in arrival order; the reader
+    /// waits for this to return).
+    func received(_ push: RedisPush, shard index: Int, generation: UInt64) async {
+        switch push {
+        case .message(let message):
+            await received(message, shard: index, generation: generation)
+        case .shardChannelUnsubscribed(let channel):
+            shardChannelEnded(channel, shard: index, generation: generation)
+        }
+    }
+
+    /// A message from the subscribed connection.
+    func received(_ message: RedisMessage, shard index: Int, generation: UInt64) async {
+        guard index < shards.count, generation == shards[index].generation, !isShutdown else { return }
+        if message.channel == shards[index].keys.probeChannel(gateway: configuration.gatewayID) {
+            shards[index].probesSeen = max(shards[index].probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
+            readiness.probeReturned(shard: index, generation: generation)
             return
         }
         guard let topic = ClusterKeys.topic(ofChannel: message.channel), followed[topic] != nil,
-              let decoded = ClusterMessage(payload: message.payload) else { return }
+              topicShard[topic] == index, let decoded = ClusterMessage(payload: message.payload) else { return }
         switch followed[topic]!.received(decoded) {
         case .apply(let next):
             _ = try? await hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
@@ -181,7 +244,23 @@ extension ClusterEngine {
         }
     }
 
-    private var probeChannelBytes: [UInt8] { ClusterKeys.probeChannel(gateway: configuration.gatewayID) }
+    /// Redis Cluster ended a sharded subscription (its slot moved, or the node became a
+    /// replica): the map is read again, the topic subscribes where it says and syncs
+    /// from the keys (what was published between the two owners' switch reached no
+    /// subscriber, but it is in the keys). The probe's channel: the link starts over.
+    func shardChannelEnded(_ channel: [UInt8], shard index: Int, generation: UInt64) {
+        guard index < shards.count, generation == shards[index].generation, !isShutdown else { return }
+        if channel == shards[index].keys.probeChannel(gateway: configuration.gatewayID) {
+            requestMapRefresh()
+            if let link = link(shard: index) {
+                linkLost(link, shard: index, because: .unreachable("the node stopped serving this gateway's probe (its slot moved)"))
+            }
+            return
+        }
+        guard let topic = ClusterKeys.topic(ofChannel: channel), followed[topic] != nil, topicShard[topic] == index else { return }
+        resubscribe(topic)
+        requestMapRefresh()
+    }
 
     /// Lets go of topics nobody here has subscribed to for `followLinger` (UNSUBSCRIBE,
     /// the hub forgets its copy), then prunes the windows by age.
@@ -217,11 +296,25 @@ extension ClusterEngine {
                 await drainBuffer(name)
             }
         }
-        if !gone.isEmpty, let link {
-            unsubscribing.formUnion(gone)
-            try? await link.subscriber.unsubscribe(gone.map { ClusterKeys(topic: $0).channel },
-                                                   timeout: configuration.commandTimeout)
-            if self.link?.generation == link.generation { unsubscribing.subtract(gone) }
+        var goneByShard: [Int: [String]] = [:]
+        for name in gone {
+            if let index = topicShard.removeValue(forKey: name) { goneByShard[index, default: []].append(name) }
+        }
+        for (index, names) in goneByShard {
+            guard let link = link(shard: index) else { continue }
+            unsubscribing.formUnion(names)
+            if routing.isCluster {
+                for group in HashSlot.grouping(names.map { Array($0.utf8) }) {
+                    // A MOVED here: the slot moved and its push already ended the subscription.
+                    try? await link.subscriber.sunsubscribe(group.keys.map {
+                        ClusterKeys(topic: String(decoding: $0, as: UTF8.self)).shardedChannel
+                    }, timeout: configuration.commandTimeout)
+                }
+            } else {
+                try? await link.subscriber.unsubscribe(names.map { ClusterKeys(topic: $0).channel },
+                                                       timeout: configuration.commandTimeout)
+            }
+            if self.link(shard: index)?.generation == link.generation { unsubscribing.subtract(names) }
             doorbellRinger.yield()
         }
         // The hub forgets no topic itself here (`forgetsIdleTopics` is off): this only prunes by age.

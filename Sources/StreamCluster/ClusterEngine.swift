@@ -31,27 +31,44 @@ public actor ClusterEngine: StreamEngine {
     let configuration: ClusterConfiguration
     let hub: Hub
     private nonisolated let executor: any SerialExecutor
-    /// What `/readyz` reads; set as the link's phase changes, dropped the moment a connection closes.
-    nonisolated let readiness = Readiness()
+    /// What `/readyz` reads; set as the links' phases change, dropped the moment a connection closes.
+    nonisolated let readiness: Readiness
     private nonisolated let reconnectCount = Atomic<UInt64>(0)
     private nonisolated let failoverCount = Atomic<UInt64>(0)
 
-    /// The shard of Redis and its link (its phase: connecting, up with its connections,
-    /// or shut down); one today, one per master on Redis Cluster (see `ShardRouting`).
-    var shard = RedisShard()
-    let routing = ShardRouting.single
-    /// The connections in use, while Redis answers.
-    var link: RedisLink? { shard.phase.link }
-    var isShutdown: Bool { shard.phase.isShutDown }
+    /// The shards of Redis and their links (each one's phase: connecting, up with its
+    /// connections, or shut down): one for a single Redis or Sentinel, one per master
+    /// of the slot map on Redis Cluster (indices stable: a shard is retired, never removed).
+    var shards: [RedisShard]
+    /// Which shard holds a topic (`.single`, or from the last slot map).
+    var routing: ShardRouting
+    /// Redis Cluster: where the slot map is read, and the last one applied.
+    let slotMaps: SlotMapSource?
+    var appliedMap: SlotMap?
+    /// Redis Cluster: map refreshes asked for, and the count the last finished fetch
+    /// started after (subscribes wait while a refresh asked for is outstanding).
+    var mapRequests: UInt64 = 0
+    var mapServed: UInt64 = 0
+    /// Redis Cluster: nodes found unreachable, for the next refresh to ask last.
+    var lostNodes: Set<ClusterAddress> = []
+    /// The shard each followed topic is subscribed on (or being subscribed on).
+    var topicShard: [String: Int] = [:]
+    /// The last link generation given out (unique over every shard).
+    var lastGeneration: UInt64 = 0
+    var isShutdown = false
+    /// Shards whose supervision is to start (the run loop takes them).
+    nonisolated let newShards: AsyncStream<Int>
+    nonisolated let newShardsContinuation: AsyncStream<Int>.Continuation
+    nonisolated let slotRefreshes = Atomic<UInt64>(0)
+    /// The link of shard `index` while it is up.
+    func link(shard index: Int) -> RedisLink? { index < shards.count ? shards[index].phase.link : nil }
+    /// The link of the shard `topic` is routed to, while it is up.
+    func link(of topic: String) -> RedisLink? { routing.shard(of: topic).flatMap { link(shard: $0) } }
     var followed: [String: FollowedTopic] = [:]
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
     /// Subscriber counts last written to Redis, per topic.
     var writtenCounts: [String: (state: Int, events: Int)] = [:]
-    /// Write every count (and delete those written before) next time: after a new
-    /// link, a lapsed liveness key, and every tenth heartbeat.
-    var countsNeedFullWrite = true
-    var heartbeats: UInt64 = 0
     /// Topics whose UNSUBSCRIBE is not confirmed yet: a new SUBSCRIBE of one waits for it.
     var unsubscribing: Set<String> = []
     /// Sync scripts sent and not answered yet (at most `maxSyncsInFlight`).
@@ -71,7 +88,7 @@ public actor ClusterEngine: StreamEngine {
     public nonisolated var notReadyReason: String? { readiness.reason }
 
     public nonisolated var metrics: [EngineMetric] {
-        [
+        var metrics = [
             EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers, else 0.",
                          kind: .gauge, value: readiness.isLinkUp ? 1 : 0),
             EngineMetric(name: "sse_gateway_redis_reconnects_total",
@@ -81,6 +98,15 @@ public actor ClusterEngine: StreamEngine {
                          help: "Times this gateway found the Redis master at another address (Sentinel failovers).",
                          kind: .counter, value: failoverCount.load(ordering: .relaxed)),
         ]
+        if let slotMaps {
+            metrics.append(EngineMetric(name: "sse_gateway_redis_shards",
+                                        help: "Masters in the Redis Cluster's slot map as last read (one link each).",
+                                        kind: .gauge, value: UInt64(slotMaps.current?.shards.count ?? 0)))
+            metrics.append(EngineMetric(name: "sse_gateway_redis_slot_refreshes_total",
+                                        help: "Times the Redis Cluster's slot map was read (start, MOVED, a moved channel, a lost node, polls).",
+                                        kind: .counter, value: slotMaps.fetches))
+        }
+        return metrics
     }
 
     /// - Parameter executor: where the engine and its hub run (the gateway gives its
@@ -93,6 +119,19 @@ public actor ClusterEngine: StreamEngine {
         self.hub = Hub(configuration: hubConfiguration, executor: executor)
         self.executor = executor
         (doorbell, doorbellRinger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (newShards, newShardsContinuation) = AsyncStream.makeStream(of: Int.self)
+        if case .cluster(let url) = configuration.redis {
+            shards = []
+            routing = .unserved
+            slotMaps = SlotMapSource(seeds: url.seeds, timeout: configuration.connectTimeout)
+            readiness = Readiness(shards: 0, overall: .unreachable("the cluster's slot map is not read yet"))
+        } else {
+            shards = [RedisShard()]
+            routing = .single
+            slotMaps = nil
+            readiness = Readiness()
+            newShardsContinuation.yield(0)
+        }
     }
 
     /// A connection of link `generation` closed: not ready from now on (the
@@ -140,7 +179,13 @@ public actor ClusterEngine: StreamEngine {
                           resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription {
         let topics = slots.names
         guard !isShutdown else { return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter) }
-        guard let link, isReady else { throw .unavailable }
+        // Every topic's shard must serve now (a several-topic stream may span shards).
+        var links: [RedisLink] = []
+        for topic in topics {
+            guard let shard = routing.shard(of: topic), let link = link(shard: shard),
+                  readiness.isReady(shard: shard) else { throw .unavailable }
+            links.append(link)
+        }
         for topic in topics {
             follow(topic)
             followed[topic]?.pendingSubscribers += 1
@@ -153,7 +198,7 @@ public actor ClusterEngine: StreamEngine {
         do {
             replies = try await withThrowingTaskGroup(of: (Int, RedisValue).self) { group in
                 for (index, topic) in topics.enumerated() {
-                    let command = link.command
+                    let command = links[index].command
                     let timeout = configuration.commandTimeout
                     group.addTask {
                         (index, try await command.command(["HMGET", ClusterKeys(topic: topic).ids, "state", "events"],
@@ -169,10 +214,12 @@ public actor ClusterEngine: StreamEngine {
         }
         // Only wait on the link the fences were read from: a waiter added after the link
         // was lost or the engine shut down would have nobody left to resume it.
-        guard !isShutdown, self.link?.generation == link.generation else { throw .unavailable }
+        guard !isShutdown, zip(topics, links).allSatisfy({ self.link(of: $0)?.generation == $1.generation }) else {
+            throw .unavailable
+        }
         for (slot, topic) in topics.enumerated() {
             let (state, events) = await fenceIDs(topic: topic, reply: replies[slot], channel: channel,
-                                                 resumeAfter: resumeAfter?[slot] ?? nil, link: link)
+                                                 resumeAfter: resumeAfter?[slot] ?? nil, link: links[slot])
             guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
         }
         return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter)
@@ -188,17 +235,20 @@ public actor ClusterEngine: StreamEngine {
 
     public func shutdown() async {
         guard !isShutdown else { return }
-        let link = self.link
-        shard.phase = shard.phase.after(.shutdown)
+        isShutdown = true
+        let links = shards.map(\.phase.link)
+        let keys = shards.map(\.keys)
+        for index in shards.indices { shards[index].phase = shards[index].phase.after(.shutdown) }
         readiness.down(.shutDown)
         for name in Array(followed.keys) {
             for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
         }
         doorbellRinger.finish()
-        if let link {
+        newShardsContinuation.finish()
+        for (link, keys) in zip(links, keys) {
+            guard let link else { continue }
             // Leave the count at once rather than when the liveness key expires.
-            _ = try? await link.command.command(["DEL", ClusterKeys.gatewayPrefix + configuration.gatewayID],
-                                                timeout: .milliseconds(200))
+            _ = try? await link.command.command(["DEL", keys.gateway(configuration.gatewayID)], timeout: .milliseconds(200))
             link.close()
         }
         await hub.shutdown()
@@ -223,7 +273,7 @@ public actor ClusterEngine: StreamEngine {
         if let entry = followed[topic], entry.phase == .live, entry.holds(state: state, events: events) {
             return true
         }
-        guard followed[topic] != nil, link != nil, !isShutdown else { return false }
+        guard followed[topic] != nil, link(of: topic) != nil, !isShutdown else { return false }
         return await withCheckedContinuation { continuation in
             followed[topic]?.waiters.append(FollowedTopic.Waiter(
                 state: state, events: events, deadline: .now + configuration.fenceTimeout, resume: continuation))

@@ -1,3 +1,4 @@
+import RedisClient
 import StreamHub
 
 /// Where a topic lives in Redis. Every key of one topic carries the topic in a
@@ -11,16 +12,13 @@ import StreamHub
 ///   count; it expires after the replay age without publishes.
 /// - `sse:{T}:n:<channel>`: hash, gateway id → its subscribers of the channel.
 /// - `sse:gw:<gateway>`: a gateway's liveness (expires 3 s after its last refresh).
-/// - pub/sub channel `sse:t:T`: every value published to the topic, either channel.
+/// - pub/sub channel `sse:t:T`: every value published to the topic, either channel;
+///   on Redis Cluster the sharded channel `sse:{T}:ch` (in the topic's slot, so the
+///   publish script may `SPUBLISH` on it).
+///
+/// What is per Redis (liveness, epoch, pause, probe) is named by `ShardKeys`.
 struct ClusterKeys: Sendable {
     static let topicChannelPrefix: [UInt8] = Array("sse:t:".utf8)
-    static let gatewayPrefix = "sse:gw:"
-    /// A random value set when a Redis is first used: a gateway that finds it gone or
-    /// changed knows Redis lost its data.
-    static let epoch = "sse:epoch"
-    /// Exists for a few seconds after a gateway found Redis empty: publishes wait
-    /// (503) while every gateway raises the counters of the topics it follows.
-    static let refloor = "sse:refloor"
 
     let ids: String
     let state: String
@@ -41,15 +39,58 @@ struct ClusterKeys: Sendable {
     /// The pub/sub channel of the topic.
     var channel: [UInt8] { ClusterKeys.topicChannelPrefix + Array(topic.utf8) }
 
-    /// The topic a pub/sub channel name belongs to, or nil for another channel.
-    static func topic(ofChannel name: [UInt8]) -> String? {
-        guard name.count > topicChannelPrefix.count, name.starts(with: topicChannelPrefix) else { return nil }
-        return String(decoding: name[topicChannelPrefix.count...], as: UTF8.self)
-    }
+    /// The topic's sharded pub/sub channel on Redis Cluster (same slot as its keys).
+    var shardedChannel: [UInt8] { Array("sse:{\(topic)}:ch".utf8) }
 
-    /// The probe channel of one gateway (see `ClusterEngine`'s link monitor).
-    static func probeChannel(gateway: String) -> [UInt8] {
-        Array("sse:probe:\(gateway)".utf8)
+    /// The channel the topic's messages travel on: sharded on Redis Cluster.
+    func channel(sharded: Bool) -> [UInt8] { sharded ? shardedChannel : channel }
+
+    /// The topic a pub/sub channel name belongs to (`sse:t:T` or `sse:{T}:ch`), or nil for another channel.
+    static func topic(ofChannel name: [UInt8]) -> String? {
+        if name.count > topicChannelPrefix.count, name.starts(with: topicChannelPrefix) {
+            return String(decoding: name[topicChannelPrefix.count...], as: UTF8.self)
+        }
+        let open = Array("sse:{".utf8), close = Array("}:ch".utf8)
+        guard name.count > open.count + close.count, name.starts(with: open), name.suffix(close.count).elementsEqual(close)
+        else { return nil }
+        return String(decoding: name[open.count..<(name.count - close.count)], as: UTF8.self)
+    }
+}
+
+/// The keys that belong to one Redis (one shard) rather than to a topic: a
+/// gateway's liveness, the epoch that tells a Redis that lost its data, the pause
+/// while ids are restored, a gateway's probe channel. Without a tag (one Redis,
+/// Sentinel) they are the global `sse:gw:<id>`, `sse:epoch`, `sse:refloor`,
+/// `sse:probe:<id>`; on Redis Cluster each master has its own, under a hash tag
+/// chosen from the slot map so that it lands on that master (`sse:{s<n>}:…`, the
+/// smallest `n` that does): the publish script reads them as keys of its own node,
+/// and every gateway reading the same map picks the same tag.
+struct ShardKeys: Sendable, Equatable {
+    /// The hash tag (nil: the whole Redis).
+    let tag: String?
+
+    static let global = ShardKeys(tag: nil)
+
+    private func key(_ name: String) -> String { tag.map { "sse:{\($0)}:\(name)" } ?? "sse:\(name)" }
+
+    /// A random value set when a Redis is first used: a gateway that finds it gone or
+    /// changed knows Redis lost its data.
+    var epoch: String { key("epoch") }
+    /// Exists for a few seconds after a gateway found Redis empty (or failed over):
+    /// publishes wait (503) while every gateway raises the counters of the topics it follows.
+    var refloor: String { key("refloor") }
+    /// Before a gateway's id: its liveness (expires 3 s after its last refresh).
+    var gatewayPrefix: String { key("gw:") }
+    func gateway(_ id: String) -> String { gatewayPrefix + id }
+    func probeChannel(gateway: String) -> [UInt8] { Array(key("probe:\(gateway)").utf8) }
+
+    /// The tag of the master `master` in `map`: `s<n>` for the smallest `n` whose slot it serves.
+    static func tag(for master: ClusterNode, in map: SlotMap) -> String? {
+        for n in 0..<200_000 {
+            let tag = "s\(n)"
+            if map.master(for: HashSlot(key: tag))?.address == master.address { return tag }
+        }
+        return nil
     }
 }
 

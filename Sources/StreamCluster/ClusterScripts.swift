@@ -7,12 +7,16 @@ enum ClusterScripts {
     /// publishing gateway's floor (the last id it holds: ids never go backwards for
     /// its subscribers even if Redis lost the counter), replay count, replay age in
     /// ms, the pub/sub channel, the gateway liveness key prefix, the publishing
-    /// gateway's id (its own subscribers it counts itself, exactly).
+    /// gateway's id (its own subscribers it counts itself, exactly), the pause key
+    /// (`sse:refloor`, or the shard's on Redis Cluster), the announcing command
+    /// (`PUBLISH`, or `SPUBLISH` on Redis Cluster: the channel is then in the topic's slot).
+    /// The liveness and pause keys are the shard's own (`ShardKeys`): on Redis Cluster
+    /// undeclared keys of the same node, which Redis 7 lets a script without a shebang read.
     /// Returns `{id, subscribers of every other live gateway}`, or an error while
-    /// `sse:refloor` exists (Redis came back empty and the gateways are raising the
+    /// the pause key exists (Redis came back empty and the gateways are raising the
     /// counters to the ids they hold: nothing is published meanwhile).
     static let publish = """
-    if redis.call('EXISTS', 'sse:refloor') == 1 then
+    if redis.call('EXISTS', ARGV[10]) == 1 then
       return redis.error_reply('REFLOOR Redis came back empty; the gateways are restoring the ids')
     end
     local channel = ARGV[1]
@@ -43,7 +47,7 @@ enum ClusterScripts {
       end
       redis.call('PEXPIRE', KEYS[3], ARGV[6])
     end
-    redis.call('PUBLISH', ARGV[7], string.sub(channel, 1, 1) .. sid .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2])
+    redis.call(ARGV[11], ARGV[7], string.sub(channel, 1, 1) .. sid .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2])
     local n = 0
     local counts = redis.call('HGETALL', KEYS[4])
     for i = 1, #counts, 2 do

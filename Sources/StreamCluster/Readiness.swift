@@ -26,88 +26,162 @@ enum NotReady: Error, Sendable, Equatable {
     }
 }
 
-/// What `/readyz` reads without a hop to the engine: the link's state as the engine
-/// last set it, and the pause after a Redis that may have lost data (empty restart
-/// or failover) while the gateways restore the ids.
+/// What `/readyz` reads without a hop to the engine: each shard's link state as the
+/// engine last set it, and each shard's pause after a Redis that may have lost data
+/// (empty restart or failover) while the gateways restore the ids. One shard for a
+/// single Redis or Sentinel (index 0, the default of every call); on Redis Cluster one
+/// per master, each named by its address, plus whether a slot map was read at all.
 ///
-/// Promises: ready only while a link of the current generation is up, a probe sent
-/// through it has come back (its pub/sub delivers), no connection of it has been seen
-/// closing, and no pause is running; `reason` is nil exactly when ready. A refused
-/// publish's own reason is not kept here: it travels with its error
-/// (`PublishError.unavailable`), so concurrent refusals cannot swap reasons.
+/// Promises: ready only while every shard in use has a link of its current generation
+/// up, a probe sent through it has come back (its pub/sub delivers), no connection of
+/// it has been seen closing, and no pause runs on it; `reason` is nil exactly when
+/// ready, and names the shard that is not (on Redis Cluster). A refused publish's own
+/// reason is not kept here: it travels with its error (`PublishError.unavailable`), so
+/// concurrent refusals cannot swap reasons.
 /// Only plain values under the lock: nothing is resumed or called out while it is held.
 final class Readiness: Sendable {
-    private struct State {
+    private struct Shard {
         /// The generation of the link in use (0: none).
         var generation: UInt64 = 0
         var notReady: NotReady? = .unreachable("connecting")
         var pausedUntil: ContinuousClock.Instant?
+        /// How the reason names the shard (nil: the only one, not named).
+        var name: String?
     }
 
-    private let state = Mutex(State())
+    private struct State {
+        var shards: [Int: Shard]
+        /// Not ready whatever the shards say (Redis Cluster: no slot map read yet).
+        var overall: NotReady?
+    }
 
-    /// A link of `generation` is up: ready once a probe sent through it comes back.
-    func up(generation: UInt64) {
+    private let state: Mutex<State>
+
+    /// `shards`: how many exist from the start (0 on Redis Cluster, added as the map names them).
+    init(shards: Int = 1, overall: NotReady? = nil) {
+        state = Mutex(State(shards: Dictionary(uniqueKeysWithValues: (0..<shards).map { ($0, Shard()) }), overall: overall))
+    }
+
+    /// A shard joins (Redis Cluster: a master of the map), connecting.
+    func add(shard: Int, name: String) {
+        state.withLock { if $0.shards[shard] == nil { $0.shards[shard] = Shard(name: name) } }
+    }
+
+    /// What the reason calls the shard (its master's address).
+    func name(shard: Int, _ name: String) {
+        state.withLock { $0.shards[shard]?.name = name }
+    }
+
+    /// A shard no longer used (no slot served by it): it no longer counts.
+    func retire(shard: Int) {
+        state.withLock { _ = $0.shards.removeValue(forKey: shard) }
+    }
+
+    /// Not ready for `reason` whatever the shards say, or (nil) back to the shards' word.
+    func overall(_ reason: NotReady?) {
+        state.withLock { if $0.overall != .shutDown { $0.overall = reason } }
+    }
+
+    /// A link of `generation` is up: the shard is ready once a probe sent through it comes back.
+    func up(shard: Int = 0, generation: UInt64) {
         state.withLock {
-            guard $0.notReady != .shutDown else { return }
-            $0 = State(generation: generation, notReady: .probePending, pausedUntil: $0.pausedUntil)
+            guard var entry = $0.shards[shard], entry.notReady != .shutDown else { return }
+            entry.generation = generation
+            entry.notReady = .probePending
+            $0.shards[shard] = entry
         }
     }
 
-    /// A probe came back through the pub/sub of link `generation`: it delivers.
-    func probeReturned(generation: UInt64) {
+    /// A probe came back through the pub/sub of the shard's link `generation`: it delivers.
+    func probeReturned(shard: Int = 0, generation: UInt64) {
         state.withLock {
-            if $0.generation == generation, $0.notReady == .probePending { $0.notReady = nil }
+            guard var entry = $0.shards[shard], entry.generation == generation, entry.notReady == .probePending else { return }
+            entry.notReady = nil
+            $0.shards[shard] = entry
         }
     }
 
-    /// Not ready for `reason` (the link is gone, or going).
-    func down(_ reason: NotReady) {
+    /// Not ready for `reason` (the link is gone, or going); `.shutDown` for every shard.
+    func down(shard: Int = 0, _ reason: NotReady) {
         state.withLock {
-            $0.generation = 0
+            if reason == .shutDown { $0.overall = .shutDown }
+            guard var entry = $0.shards[shard] else { return }
+            entry.generation = 0
             // The first cause stays: "probe lost" is not overwritten by the reconnect's "connecting".
-            if $0.notReady == nil || $0.notReady == .probePending || reason == .shutDown { $0.notReady = reason }
+            if entry.notReady == nil || entry.notReady == .probePending || reason == .shutDown { entry.notReady = reason }
+            $0.shards[shard] = entry
         }
     }
 
     /// Reconnecting failed for `reason`: say so from now on.
-    func stillDown(_ reason: NotReady) {
-        state.withLock { if $0.notReady != .shutDown { $0.notReady = reason } }
+    func stillDown(shard: Int = 0, _ reason: NotReady) {
+        state.withLock { if $0.shards[shard]?.notReady != .shutDown { $0.shards[shard]?.notReady = reason } }
     }
 
     /// A connection of link `generation` closed: not ready from now on (the monitor then relinks).
     func connectionClosed(generation: UInt64) {
         state.withLock {
-            if $0.generation == generation, $0.notReady == nil || $0.notReady == .probePending {
-                $0.notReady = .unreachable("a connection to Redis closed")
+            for (index, entry) in $0.shards
+            where entry.generation == generation && (entry.notReady == nil || entry.notReady == .probePending) {
+                $0.shards[index]?.notReady = .unreachable("a connection to Redis closed")
             }
         }
     }
 
-    /// Publishes pause until `deadline` (ids being restored after a Redis lost data).
-    func pause(until deadline: ContinuousClock.Instant) {
-        state.withLock { $0.pausedUntil = max($0.pausedUntil ?? deadline, deadline) }
+    /// Publishes on the shard pause until `deadline` (ids being restored after a Redis lost data).
+    func pause(shard: Int = 0, until deadline: ContinuousClock.Instant) {
+        state.withLock {
+            guard var entry = $0.shards[shard] else { return }
+            entry.pausedUntil = max(entry.pausedUntil ?? deadline, deadline)
+            $0.shards[shard] = entry
+        }
     }
 
     var isReady: Bool { reason == nil }
 
-    /// Whether a link is up and none of its connections was seen closing (pause or
-    /// pending probe or not).
+    /// Whether the shard's link serves now (no cause, no pause).
+    func isReady(shard: Int) -> Bool { reason(shard: shard) == nil }
+
+    /// Whether every shard's link is up and none of its connections was seen closing (pause
+    /// or pending probe or not).
     var isLinkUp: Bool {
-        state.withLock { ($0.notReady == nil || $0.notReady == .probePending) && $0.generation != 0 }
+        state.withLock { state in
+            state.overall == nil && state.shards.values.allSatisfy {
+                ($0.notReady == nil || $0.notReady == .probePending) && $0.generation != 0
+            }
+        }
     }
 
-    /// Why not ready, in a sentence; nil when ready.
+    /// Why not ready, in a sentence (the first shard that is not, by index); nil when ready.
     var reason: String? {
         let now = ContinuousClock.now
         return state.withLock { state in
-            if let notReady = state.notReady { return notReady.text }
-            if let until = state.pausedUntil, until > now {
-                return "the cluster's Redis may have lost data (it restarted empty or failed over): "
-                    + "the gateways restore the ids for \(Self.milliseconds(until - now)) ms more"
+            if let overall = state.overall { return overall.text }
+            for index in state.shards.keys.sorted() {
+                if let text = Self.reason(state.shards[index]!, now: now) { return text }
             }
             return nil
         }
+    }
+
+    /// Why the shard cannot serve now; nil when it can.
+    func reason(shard: Int) -> String? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            if let overall = state.overall { return overall.text }
+            guard let entry = state.shards[shard] else { return NotReady.unreachable("no link to this shard").text }
+            return Self.reason(entry, now: now)
+        }
+    }
+
+    private static func reason(_ shard: Shard, now: ContinuousClock.Instant) -> String? {
+        let prefix = shard.name.map { "shard \($0): " } ?? ""
+        if let notReady = shard.notReady { return prefix + notReady.text }
+        if let until = shard.pausedUntil, until > now {
+            return prefix + "the cluster's Redis may have lost data (it restarted empty or failed over): "
+                + "the gateways restore the ids for \(milliseconds(until - now)) ms more"
+        }
+        return nil
     }
 
     private static func milliseconds(_ duration: Duration) -> Int64 {

@@ -1,23 +1,52 @@
+import RedisClient
+
 /// Which shard of Redis holds a topic: a value the engine asks, so that routing is
-/// one decision in one place. Today every deployment is one shard (a single Redis,
-/// or the master Sentinel names); on Redis Cluster a topic's shard is the master
-/// serving its hash slot (`{topic}` in every key), and the engine holds one
-/// `RedisShard` per master it needs.
-struct ShardRouting: Sendable, Equatable {
-    /// How many shards topics are spread over.
-    let shardCount: Int
+/// one decision in one place. A single Redis, or the master Sentinel names, is one
+/// shard (index 0). On Redis Cluster a topic's shard is the master serving its hash
+/// slot (`{topic}` in every key): the routing holds, per slot, the index of the
+/// engine's `RedisShard` for that master, from the last slot map read.
+struct ShardRouting: Sendable {
+    /// Per hash slot, the index of its shard (-1: no master serves it); nil: everything on shard 0.
+    private let owners: [Int32]?
 
     /// Everything on one shard.
-    static let single = ShardRouting(shardCount: 1)
+    static let single = ShardRouting(owners: nil)
 
-    /// The shard (an index into the engine's shards) that holds `topic`.
-    func shard(of topic: String) -> Int { 0 }
+    /// Redis Cluster before its first slot map: no topic has a shard.
+    static let unserved = ShardRouting(owners: [Int32](repeating: -1, count: HashSlot.count))
+
+    private init(owners: [Int32]?) {
+        self.owners = owners
+    }
+
+    /// `shardIndices[i]`: the engine's shard for `map.shards[i]`.
+    init(map: SlotMap, shardIndices: [Int]) {
+        var owners = [Int32](repeating: -1, count: HashSlot.count)
+        for (shard, index) in zip(map.shards, shardIndices) {
+            for range in shard.slots {
+                for slot in range { owners[slot] = Int32(index) }
+            }
+        }
+        self.owners = owners
+    }
+
+    /// Whether topics are spread over the masters of a Redis Cluster.
+    var isCluster: Bool { owners != nil }
+
+    /// The shard (an index into the engine's shards) that holds `topic`; nil while
+    /// no master serves its slot.
+    func shard(of topic: String) -> Int? {
+        guard let owners else { return 0 }
+        let owner = owners[HashSlot(key: topic).value]
+        return owner < 0 ? nil : Int(owner)
+    }
 }
 
 /// What the engine keeps per shard of Redis: the link's phase and what belongs to
 /// that Redis alone — its epoch (a shard that restarts empty is noticed on its own),
-/// this gateway's probes through its pub/sub, and, in Sentinel mode, the sentinel
-/// asked first and whether a new master was announced.
+/// this gateway's probes through its pub/sub, the subscriber counts written there,
+/// and, in Sentinel mode, the sentinel asked first and whether a new master was
+/// announced; on Redis Cluster, the master it links to and the hash tag of its keys.
 struct RedisShard: Sendable {
     var phase: LinkPhase = .connecting(attempt: 0, master: nil)
     /// The generation of the newest link made (messages of older ones are ignored).
@@ -26,8 +55,20 @@ struct RedisShard: Sendable {
     var knownEpoch: String?
     var probesSent: UInt64 = 0
     var probesSeen: UInt64 = 0
+    /// Write every count (and delete those written before) next time: after a new
+    /// link, a lapsed liveness key, and every tenth heartbeat.
+    var countsNeedFullWrite = true
+    var heartbeats: UInt64 = 0
     /// Sentinel mode: the sentinel that answered last (asked first next time).
     var sentinelIndex = 0
     /// Set when a sentinel announced a new master: the next connect is tried at once.
     var relinkRequested = false
+    /// Redis Cluster: the master serving this shard's slots in the last map (nil: none).
+    var clusterMaster: ClusterNode?
+    /// Redis Cluster: the master and replicas of the last map (a promoted replica is this shard's new master).
+    var clusterNodes: Set<ClusterAddress> = []
+    /// The keys of this Redis (`ShardKeys.global` unless on Redis Cluster).
+    var keys = ShardKeys.global
+    /// Redis Cluster: no slot of the map is served by this shard any more (its link is closed for good).
+    var retired = false
 }

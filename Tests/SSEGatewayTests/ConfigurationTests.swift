@@ -54,6 +54,10 @@ struct ConfigurationTests {
                 sentinels: [RedisURL(host: "10.0.0.5", port: 26379), RedisURL(host: "10.0.0.6", port: 26379)],
                 masterName: "main", password: "pw", database: 3))
         }),
+        ("redis", "redis+cluster://:pw@10.0.0.5:7000,10.0.0.6:7001", defaults {
+            $0.redis = .cluster(RedisClusterURL(
+                seeds: [RedisURL(host: "10.0.0.5", port: 7000), RedisURL(host: "10.0.0.6", port: 7001)], password: "pw"))
+        }),
         ("port", "9000", defaults { $0.port = 9000 }),
         ("public", "/srv/www", defaults { $0.publicDirectory = "/srv/www" }),
         ("retry-ms", "500", defaults { $0.retryMilliseconds = 500 }),
@@ -118,6 +122,8 @@ struct ConfigurationTests {
         #expect(refusal(["--redis", "redis://h", "--redis-min-replicas", "101"])
             == "invalid value '101' for --redis-min-replicas: expected a number of replicas from 0 to 100")
         #expect(refusal(["--redis", "redis+sentinel://h"])?.contains("the master's name is missing") == true)
+        #expect(refusal(["--redis", "redis+cluster://h:7000/3"])?.contains("a Redis Cluster has only database 0") == true)
+        #expect(refusal(["--redis", "redis+cluster://h:7000,,h:7001"])?.contains("an empty node") == true)
     }
 
     /// `--flag value` sets the option.

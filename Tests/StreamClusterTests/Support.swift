@@ -13,7 +13,7 @@ final class RunningEngine: Sendable {
     private let task: Task<Void, Never>
 
     init(_ url: String, _ configure: (inout ClusterConfiguration) -> Void = { _ in }) throws {
-        var configuration = ClusterConfiguration(redis: try RedisURL(parsing: url))
+        var configuration = ClusterConfiguration(redis: try RedisEndpoint(parsing: url))
         configuration.connectTimeout = .milliseconds(500)
         // A loaded test machine must not look like a stalled Redis: a killed one is
         // noticed at once anyway (the connection closes).
@@ -110,7 +110,7 @@ func publishDirectly(to url: String, topic: String, _ values: [String], configur
             ["EVAL", ClusterScripts.publish, "4", keys.ids, keys.state, keys.events, keys.counts(.events),
              "events", value, "", "0", String(configuration.hub.replayCount),
              String(configuration.replayMaxAgeMilliseconds), String(decoding: keys.channel, as: UTF8.self),
-             ClusterKeys.gatewayPrefix, "test"], timeout: .seconds(2))
+             ShardKeys.global.gatewayPrefix, "test", ShardKeys.global.refloor, "PUBLISH"], timeout: .seconds(2))
         ids.append(UInt64(reply.array?.first?.integer ?? 0))
     }
     return ids

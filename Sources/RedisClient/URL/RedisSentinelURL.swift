@@ -122,17 +122,21 @@ public struct RedisSentinelURL: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Which Redis a gateway uses: one server (`redis://`), or the master a set of
-/// sentinels names (`redis+sentinel://`), followed through failovers.
+/// Which Redis a gateway uses: one server (`redis://`), the master a set of
+/// sentinels names (`redis+sentinel://`), followed through failovers, or a Redis
+/// Cluster reached through seed nodes (`redis+cluster://`).
 public enum RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     case server(RedisURL)
     case sentinel(RedisSentinelURL)
+    case cluster(RedisClusterURL)
 
-    /// Parses either form, by its scheme.
+    /// Parses any of the forms, by its scheme.
     /// - Throws: `RedisURLError` with a one-line reason.
     public init(parsing text: String) throws(RedisURLError) {
         if String(text.prefix(17)).lowercased() == "redis+sentinel://" {
             self = .sentinel(try RedisSentinelURL(parsing: text))
+        } else if RedisClusterURL.hasScheme(text) {
+            self = .cluster(try RedisClusterURL(parsing: text))
         } else {
             self = .server(try RedisURL(parsing: text))
         }
@@ -142,6 +146,7 @@ public enum RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .server(let url): url.description
         case .sentinel(let url): url.description
+        case .cluster(let url): url.description
         }
     }
 }

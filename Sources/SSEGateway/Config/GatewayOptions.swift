@@ -175,7 +175,7 @@ enum GatewayOptions {
                       defaultText: { $0.accessLog ? "on" : "off" },
                       apply: { config, text throws(ValueProblem) in config.accessLog = try OptionValue.boolean(text) }),
         GatewayOption(name: "redis", kind: .value(placeholder: "URL"),
-                      summary: "Join a cluster on Redis: redis://… or redis+sentinel://… (README).",
+                      summary: "Join a cluster on Redis: redis://, redis+sentinel://, redis+cluster://.",
                       isSecret: true,
                       defaultText: { $0.redis.map(\.description) ?? "none (everything in this process)" },
                       apply: { config, text throws(ValueProblem) in
@@ -183,7 +183,8 @@ enum GatewayOptions {
                               config.redis = try RedisEndpoint(parsing: text)
                           } catch {
                               throw ValueProblem(expectation: "a URL redis://[[user]:password@]host[:port][/db] or "
-                                                 + "redis+sentinel://host:port[,host:port…]/<master-name>[/db] (\(error.reason))")
+                                                 + "redis+sentinel://host:port[,host:port…]/<master-name>[/db] or "
+                                                 + "redis+cluster://host:port[,host:port…] (\(error.reason))")
                           }
                       }),
         GatewayOption(name: "redis-min-replicas", kind: .value(placeholder: "N"),

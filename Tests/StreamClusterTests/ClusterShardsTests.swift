@@ -1,0 +1,119 @@
+import RedisClient
+@testable import StreamCluster
+import StreamHub
+import Testing
+import TestSupport
+
+/// The engine on a real Redis Cluster (3 masters, `redis-cli --cluster create`):
+/// topics spread over the masters, each shard its own link, a several-topic stream
+/// spanning shards, and slots moving under publishers and subscribers.
+@Suite(.serialized) struct ClusterShardsTests {
+    /// Topic names, `perMaster` for each master of the cluster (by their hash slot).
+    static func topicsOnEveryMaster(_ cluster: RedisCluster, perMaster: Int = 2) async throws -> [Int: [String]] {
+        let masters = try await cluster.topology().filter { $0.isMaster && !$0.isFailing }
+        var byPort: [Int: [String]] = [:]
+        for n in 0..<10_000 {
+            let name = "topic-\(n)"
+            guard let owner = masters.first(where: { $0.serves(HashSlot(key: name).value) }) else { continue }
+            if byPort[owner.port, default: []].count < perMaster { byPort[owner.port, default: []].append(name) }
+            if byPort.count == masters.count, byPort.values.allSatisfy({ $0.count == perMaster }) { break }
+        }
+        return byPort
+    }
+
+    static func metric(_ engine: ClusterEngine, _ name: String) -> UInt64? {
+        engine.metrics.first { $0.name == name }?.value
+    }
+
+    /// Publishes on one gateway reach the other's subscribers for topics on every
+    /// master; each topic's keys are on the master serving its slot (topics spread).
+    @Test func topicsSpreadOverEveryShard() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let (a, b) = (try RunningEngine(cluster.url), try RunningEngine(cluster.url))
+        try await a.ready()
+        try await b.ready()
+        let byPort = try await Self.topicsOnEveryMaster(cluster)
+        #expect(byPort.count == 3)
+        #expect(Self.metric(a.engine, "sse_gateway_redis_shards") == 3)
+        for (port, topics) in byPort {
+            for topic in topics {
+                let stream = try await b.subscribe(topic)
+                for index in 1...3 { #expect(try await a.publish(topic, .events, "\(topic)#\(index)").id == UInt64(index)) }
+                let events = try await stream.events(3)
+                #expect(events.compactMap(\.number) == [1, 2, 3])
+                #expect(events.map(\.data) == (1...3).map { "\(topic)#\($0)" })
+                stream.cancel()
+                // The topic's keys are on the master serving its slot.
+                let exists = try await cluster.server(port: port)!.run(["EXISTS", "sse:{\(topic)}:id"])
+                #expect(exists.integer == 1, "the keys of \(topic) are on the master on port \(port)")
+            }
+        }
+        await a.stop()
+        await b.stop()
+    }
+
+    /// A stream of three topics, one on each master: every value of every topic, in order.
+    @Test func aSeveralTopicStreamSpansShards() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let (a, b) = (try RunningEngine(cluster.url), try RunningEngine(cluster.url))
+        try await a.ready()
+        try await b.ready()
+        let names = try await Self.topicsOnEveryMaster(cluster, perMaster: 1).values.map { $0[0] }.sorted()
+        let sub = try await b.engine.subscribe(topics: .tagged(names), channel: .events, resumeAfter: nil)
+        for index in 1...10 {
+            for name in names { _ = try await a.publish(name, .events, "\(name)#\(index)") }
+        }
+        var marks: [FrameMark] = []
+        while marks.count < 30, let batch = await sub.nextMarkedBatch() { marks += batch.marks.filter { $0.id > 0 } }
+        for slot in 0..<3 {
+            #expect(marks.filter { $0.slot == slot }.map(\.id) == (1...10).map { UInt64($0) })
+        }
+        sub.cancel()
+        await a.stop()
+        await b.stop()
+    }
+
+    /// A slot moved (IMPORTING/MIGRATING/MIGRATE/SETSLOT, as a reshard does) while one
+    /// gateway publishes to a topic in it and another streams it: every publish is
+    /// acknowledged (MOVED, ASK, TRYAGAIN followed), the stream gets every id once, in
+    /// order (the `sunsubscribe` push → resubscribe on the new owner → sync from the keys).
+    @Test func aSlotMovingUnderPublishersAndSubscribersLosesNothing() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let (a, b) = (try RunningEngine(cluster.url), try RunningEngine(cluster.url))
+        try await a.ready()
+        try await b.ready()
+        let topic = "moving"
+        let slot = HashSlot(key: topic).value
+        let source = try #require(try await cluster.port(servingSlot: slot))
+        let target = try #require(try await cluster.topology().first { $0.isMaster && $0.port != source }?.port)
+        let stream = try await b.subscribe(topic)
+        let refreshesBefore = Self.metric(b.engine, "sse_gateway_redis_slot_refreshes_total") ?? 0
+        let publishing = Task {
+            var ids: [UInt64] = []
+            for index in 1...60 {
+                ids.append(try await a.publish(topic, .events, "v\(index)").id)
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            return ids
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        try await cluster.moveSlot(slot, toPort: target)
+        let ids = try await publishing.value
+        #expect(ids == (1...60).map { UInt64($0) })
+        let events = try await stream.events(60)
+        #expect(events.compactMap(\.number) == (1...60).map { UInt64($0) })
+        #expect(events.map(\.data) == (1...60).map { "v\($0)" })
+        // Nothing twice: no 61st event arrives.
+        #expect((try? await stream.events(1, within: 0.5)) == nil)
+        stream.cancel()
+        #expect(try await cluster.server(port: target)!.run(["EXISTS", "sse:{\(topic)}:id"]).integer == 1)
+        #expect((Self.metric(b.engine, "sse_gateway_redis_slot_refreshes_total") ?? 0) > refreshesBefore)
+        // Both gateways publish and stream on the new owner.
+        let again = try await a.subscribe(topic, after: 60)
+        #expect(try await b.publish(topic, .events, "v61").id == 61)
+        #expect(try await again.events(1).compactMap(\.number) == [61])
+        again.cancel()
+        await a.stop()
+        await b.stop()
+    }
+}
