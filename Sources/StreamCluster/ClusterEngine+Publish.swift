@@ -43,6 +43,15 @@ extension ClusterEngine {
                 Array(configuration.gatewayID.utf8), Array(shardKeys.refloor.utf8),
                 Array((routing.isCluster ? "SPUBLISH" : "PUBLISH").utf8),
             ]
+            // With --redis-min-replicas: one script + WAIT at a time per shard (a WAIT
+            // blocks its connection: others pipelined behind it would wait out its timeout).
+            if configuration.minReplicas > 0 {
+                guard await takeReplicaTurn(shard: index) else {
+                    throw .unavailable(reason: replicasShortText(shard: index))
+                }
+            }
+            var replicasShort: Int?
+            defer { if configuration.minReplicas > 0 { releaseReplicaTurn(shard: index, short: replicasShort) } }
             let reply: RedisValue
             do {
                 reply = try await runScript("publish", ClusterScripts.publish, link: link, on: link.publisher,
@@ -82,7 +91,13 @@ extension ClusterEngine {
                 throw .unavailable(reason: "Redis gave an unexpected reply to the publish script")
             }
             if configuration.minReplicas > 0 {
-                try await waitForReplicas(link, shard: index)
+                let acknowledged = try await replicasHolding(link, shard: index)
+                guard acknowledged >= configuration.minReplicas else {
+                    replicasShort = acknowledged
+                    throw .unavailable(reason: "stored on the Redis master but only \(acknowledged) of the \(configuration.minReplicas) "
+                                       + "replicas required (--redis-min-replicas) confirmed it within "
+                                       + "\(configuration.minReplicasTimeout); it may be delivered, and may be lost if the master fails")
+                }
             }
             counters.published(channel)
             // Other gateways' subscribers as they last wrote them (at most a second old),
@@ -93,23 +108,16 @@ extension ClusterEngine {
     }
 
     /// `WAIT minReplicas` on the publishing connection: it covers every write made on
-    /// it so far, this publish's included.
-    private func waitForReplicas(_ link: RedisLink, shard index: Int) async throws(PublishError) {
-        let wanted = configuration.minReplicas
+    /// it so far, this publish's included. Returns how many replicas confirmed.
+    private func replicasHolding(_ link: RedisLink, shard index: Int) async throws(PublishError) -> Int {
         let (seconds, attoseconds) = configuration.minReplicasTimeout.components
         let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        let acknowledged: Int64
         do {
-            acknowledged = try await link.publisher.command(["WAIT", String(wanted), String(milliseconds)],
-                                                            timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
-                .integer ?? 0
+            let reply = try await link.publisher.command(["WAIT", String(configuration.minReplicas), String(milliseconds)],
+                                                         timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
+            return Int(reply.integer ?? 0)
         } catch {
             throw .unavailable(reason: refusal(error, link: link, shard: index))
-        }
-        guard acknowledged >= wanted else {
-            throw .unavailable(reason: "stored on the Redis master but only \(acknowledged) of the \(wanted) replicas required "
-                              + "(--redis-min-replicas) confirmed it within \(configuration.minReplicasTimeout); "
-                              + "it may be delivered, and may be lost if the master fails")
         }
     }
 

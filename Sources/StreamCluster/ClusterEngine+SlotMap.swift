@@ -57,7 +57,6 @@ extension ClusterEngine {
         guard !isShutdown, map != appliedMap else { return }
         let first = appliedMap == nil
         appliedMap = map
-        slotRefreshes.add(1, ordering: .relaxed)
         var matched = Set<Int>()
         var indices: [Int] = []
         for mapShard in map.shards {

@@ -59,12 +59,13 @@ public actor ClusterEngine: StreamEngine {
     /// Shards whose supervision is to start (the run loop takes them).
     nonisolated let newShards: AsyncStream<Int>
     nonisolated let newShardsContinuation: AsyncStream<Int>.Continuation
-    nonisolated let slotRefreshes = Atomic<UInt64>(0)
     /// The link of shard `index` while it is up.
     func link(shard index: Int) -> RedisLink? { index < shards.count ? shards[index].phase.link : nil }
     /// The link of the shard `topic` is routed to, while it is up.
     func link(of topic: String) -> RedisLink? { routing.shard(of: topic).flatMap { link(shard: $0) } }
     var followed: [String: FollowedTopic] = [:]
+    /// `--redis-min-replicas`: per shard, whose publish's script and `WAIT` run now.
+    var replicaTurns: [Int: ReplicaTurns] = [:]
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
     /// Subscriber counts last written to Redis, per topic.
@@ -245,6 +246,7 @@ public actor ClusterEngine: StreamEngine {
         }
         doorbellRinger.finish()
         newShardsContinuation.finish()
+        refuseReplicaTurns()
         for (link, keys) in zip(links, keys) {
             guard let link else { continue }
             // Leave the count at once rather than when the liveness key expires.

@@ -3,7 +3,7 @@ import RedisClient
 /// A gateway's two connections to Redis while it answers: one for commands
 /// (publishes, fences, syncs, counts; pipelined) and one in subscribed mode for
 /// the followed topics' channels and this gateway's probe; with `--redis-min-replicas`
-/// a third for publishes, whose `WAIT`s hold up nothing else.
+/// a third for publishes, whose `WAIT`s hold up nothing else (and which take turns: `ReplicaTurns`).
 struct RedisLink: Sendable, NumberedLink {
     let command: RedisConnection
     let subscriber: RedisSubscriber

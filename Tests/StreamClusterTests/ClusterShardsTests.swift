@@ -116,4 +116,68 @@ import TestSupport
         await a.stop()
         await b.stop()
     }
+
+    /// A master lost without a replica: only its shard is down. `/readyz` says not ready
+    /// and names that shard; its topics' publishes are refused at once; topics on the
+    /// other masters are published and streamed as before.
+    @Test func aLostMasterStopsOnlyItsShard() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let a = try RunningEngine(cluster.url)
+        try await a.ready()
+        let byPort = try await Self.topicsOnEveryMaster(cluster, perMaster: 1)
+        let lostPort = try #require(byPort.keys.sorted().first)
+        await cluster.server(port: lostPort)!.kill()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while a.engine.isReady, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!a.engine.isReady)
+        #expect(a.engine.notReadyReason?.contains("shard 127.0.0.1:\(lostPort)") == true, "\(a.engine.notReadyReason ?? "")")
+        let asked = ContinuousClock.now
+        let refused = await #expect(throws: PublishError.self) { try await a.publish(byPort[lostPort]![0], .events, "x") }
+        #expect(refused.map { if case .unavailable = $0 { true } else { false } } ?? false)
+        #expect(ContinuousClock.now - asked < .milliseconds(500))
+        for (port, topics) in byPort where port != lostPort {
+            let stream = try await a.subscribe(topics[0])
+            #expect(try await a.publish(topics[0], .events, "y").id == 1)
+            #expect(try await stream.events(1).compactMap(\.number) == [1])
+            stream.cancel()
+        }
+        await a.stop()
+    }
+
+    /// A master killed under publishing, its replica promoted: its topics' publishes are
+    /// refused until the new master serves, then acknowledged again within the promotion
+    /// plus 2 s; a stream of the topic keeps going with ids only going up; the other
+    /// shards never stopped.
+    @Test func aPromotedReplicaServesTheShardAgain() async throws {
+        let cluster = try await RedisCluster.start()
+        let (a, b) = (try RunningEngine(cluster.url), try RunningEngine(cluster.url))
+        try await a.ready()
+        try await b.ready()
+        let byPort = try await Self.topicsOnEveryMaster(cluster, perMaster: 1)
+        let lostPort = try #require(byPort.keys.sorted().first)
+        let topic = byPort[lostPort]![0]
+        let stream = try await b.subscribe(topic)
+        for index in 1...5 { #expect(try await a.publish(topic, .events, "v\(index)").id == UInt64(index)) }
+        await cluster.server(port: lostPort)!.kill()
+        let other = try #require(byPort.first { $0.key != lostPort }?.value[0])
+        #expect(try await a.publish(other, .events, "still").id == 1, "another shard keeps serving")
+        _ = try await cluster.waitForPromotion(servingSlot: HashSlot(key: topic).value, formerMasterPort: lostPort)
+        let promoted = ContinuousClock.now
+        var id: UInt64?
+        while id == nil, ContinuousClock.now - promoted < .seconds(5) {
+            id = try? await a.publish(topic, .events, "after").id
+            if id == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let back = ContinuousClock.now - promoted
+        #expect(id.map { $0 > 5 } == true, "ids go on after the failover: \(String(describing: id))")
+        #expect(back < .seconds(2) + .milliseconds(1500), "served again \(back) after the promotion")
+        let events = try await stream.events(6)
+        let numbers = events.compactMap(\.number)
+        #expect(Array(numbers.prefix(5)) == [1, 2, 3, 4, 5])
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "ids only go up: \(numbers)")
+        #expect((a.engine.metrics.first { $0.name == "sse_gateway_redis_failovers_total" }?.value ?? 0) >= 1)
+        stream.cancel()
+        await a.stop()
+        await b.stop()
+    }
 }

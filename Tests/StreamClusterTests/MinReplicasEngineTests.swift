@@ -1,0 +1,75 @@
+import RedisClient
+@testable import StreamCluster
+import StreamHub
+import Testing
+import TestSupport
+
+/// `--redis-min-replicas` when the replica falls silent (SIGSTOP): the publishes in
+/// flight are refused quickly instead of queueing behind each other's `WAIT`, the link
+/// stays up (no reconnect), and the command connection is held by nothing.
+@Suite(.timeLimit(.minutes(1)))
+struct MinReplicasEngineTests {
+    @Test func aSilentReplicaRefusesPublishesQuicklyAndHoldsNothingElse() async throws {
+        let master = try await RedisServer.start()
+        let replica = try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)])
+        defer { Task { await replica.stop(); await master.stop() } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !(try await replica.run(["INFO", "replication"]).string ?? "").contains("master_link_status:up") {
+            #expect(ContinuousClock.now < deadline)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let running = try RunningEngine(master.url) {
+            $0.minReplicas = 1
+            $0.commandTimeout = .milliseconds(750)
+            $0.minReplicasTimeout = .milliseconds(500)
+        }
+        try await running.ready()
+        let engine = running.engine
+        #expect(try await running.publish("safe", .events, "a").id == 1)
+
+        replica.pause()
+        // 20 publishes at once: pipelined behind each other's WAIT they would take 20 × 500 ms
+        // and time the link out; taking turns, the first waits out its WAIT, the rest are refused with it.
+        let started = ContinuousClock.now
+        // Each outcome: nil when acknowledged, else the refusal's own reason.
+        let outcomes = await withTaskGroup(of: String?.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    do {
+                        _ = try await running.publish("safe", .events, "b\(index)")
+                        return nil
+                    } catch PublishError.unavailable(let reason) {
+                        return reason
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            var outcomes: [String?] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        let took = ContinuousClock.now - started
+        #expect(outcomes.allSatisfy { $0 != nil }, "every publish refused while the replica is silent")
+        #expect(took < .milliseconds(1500), "refused within about one WAIT timeout, took \(took)")
+        #expect(outcomes.allSatisfy { $0?.contains("of the 1 replicas required") == true }, "\(outcomes.compactMap { $0 }.prefix(2))")
+        // The command connection was held by nothing: a new subscription is served at once.
+        let subscribing = ContinuousClock.now
+        let stream = try await running.subscribe("other")
+        #expect(ContinuousClock.now - subscribing < .milliseconds(500))
+        stream.cancel()
+        // The link stayed up.
+        #expect(engine.isReady)
+        #expect(engine.metrics.first { $0.name == "sse_gateway_redis_reconnects_total" }?.value == 0)
+
+        replica.resume()
+        var acknowledged: UInt64?
+        let again = ContinuousClock.now + .seconds(10)
+        while acknowledged == nil, ContinuousClock.now < again {
+            acknowledged = try? await running.publish("safe", .events, "c").id
+            if acknowledged == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect((acknowledged ?? 0) > 1, "confirmed again once the replica answers")
+        await running.stop()
+    }
+}
