@@ -175,7 +175,9 @@ extension Reliability {
                         + "; A acknowledged \(acknowledged.count) of \(published.count)")
 
             // B: not ready within its probe time, saying why; publishes refused promptly, new subscriptions too.
-            let probeTime: Duration = fault == .cut ? .seconds(1) : .seconds(4)
+            // A cut closes the connections (seen at once); a stall is found by the next probe's
+            // PUBLISH timing out (at most 1 s + 750 ms); both with room for a loaded machine.
+            let probeTime: Duration = fault == .cut ? .seconds(2) : .seconds(4)
             #expect(detection.map { $0 < probeTime } ?? false, "B not ready \(detection.map(secondsText) ?? "never") after the \(fault)")
             #expect(readyzReason.contains("Redis"), "\(readyzReason)")
             #expect(!partitionedPublishes.isEmpty)
