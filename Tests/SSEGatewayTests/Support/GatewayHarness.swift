@@ -6,12 +6,14 @@ import Testing
 import TestSupport
 @testable import SSEGateway
 
-/// Where gateways under test keep their topics: in memory (the default), or in a
-/// cluster on a fresh redis-server of their own. `SSE_TEST_BACKEND=redis` runs the
-/// end-to-end suites again on Redis (scripts/test.sh does), since every behaviour
-/// of API.md must hold in both modes.
+/// Where gateways under test keep their topics: in memory (the default), in a
+/// cluster on a fresh redis-server of their own, or on a fresh Redis Cluster of their
+/// own (3 masters, `redis+cluster://`). `SSE_TEST_BACKEND=redis` and
+/// `SSE_TEST_BACKEND=redis-cluster` run the end-to-end suites again on them
+/// (scripts/test.sh does), since every behaviour of API.md must hold in every mode.
 enum Backend: String, Sendable {
     case memory, redis
+    case redisCluster = "redis-cluster"
 
     static let selected = Backend(rawValue: ProcessInfo.processInfo.environment["SSE_TEST_BACKEND"] ?? "") ?? .memory
 }
@@ -30,6 +32,8 @@ final class RunningGateway: GatewayUnderTest {
     /// The gateway's Redis, with the `.redis` backend (its own unless it was given one).
     let redis: RedisServer?
     private let ownsRedis: Bool
+    /// The gateway's Redis Cluster, with the `.redisCluster` backend (its own).
+    let cluster: RedisCluster?
     private let task: Task<Void, Never>
 
     var port: Int { gateway.port }
@@ -42,8 +46,9 @@ final class RunningGateway: GatewayUnderTest {
                       _ configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws -> RunningGateway {
         let ownsRedis = sharing == nil && backend == .redis
         let redis = ownsRedis ? try await RedisServer.start() : sharing
+        let cluster = sharing == nil && backend == .redisCluster ? try await RedisCluster.startWithoutReplicas() : nil
         do {
-            let running = try RunningGateway(over: transport, redis: redis, ownsRedis: ownsRedis, configure)
+            let running = try RunningGateway(over: transport, redis: redis, ownsRedis: ownsRedis, cluster: cluster, configure)
             let deadline = ContinuousClock.now + .seconds(10)
             while !running.gateway.engine.isReady, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
@@ -51,15 +56,17 @@ final class RunningGateway: GatewayUnderTest {
             return running
         } catch {
             if ownsRedis { await redis?.stop() }
+            for node in cluster?.nodes ?? [] { await node.stop() }
             throw error
         }
     }
 
-    private init(over transport: Transport, redis: RedisServer?, ownsRedis: Bool,
+    private init(over transport: Transport, redis: RedisServer?, ownsRedis: Bool, cluster: RedisCluster?,
                  _ configure: (inout GatewayConfiguration) -> Void) throws {
         self.transport = transport
         self.redis = redis
         self.ownsRedis = ownsRedis
+        self.cluster = cluster
         var configuration = GatewayConfiguration()
         configuration.port = 0
         configuration.publicDirectory = packageRoot + "/public"
@@ -68,6 +75,7 @@ final class RunningGateway: GatewayUnderTest {
             configuration.tlsKey = TestCertificates.shared.serverKey
         }
         if let redis { configuration.redis = try RedisEndpoint(parsing: redis.url) }
+        if let cluster { configuration.redis = try RedisEndpoint(parsing: cluster.url) }
         configuration.loops = testLoops
         configure(&configuration)
         let gateway = try Gateway(configuration: configuration)
@@ -80,6 +88,7 @@ final class RunningGateway: GatewayUnderTest {
         gateway.stop()
         await task.value
         if ownsRedis { await redis?.stop() }
+        for node in cluster?.nodes ?? [] { await node.stop() }
     }
 }
 
