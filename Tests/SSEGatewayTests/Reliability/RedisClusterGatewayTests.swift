@@ -101,7 +101,8 @@ extension Reliability {
         /// `redis-cli --cluster reshard` itself, while two gateways publish every 20 ms and 300
         /// subscribers read: every POST is answered within 2 s with 200 or 503 (a 503 only while a slot
         /// moves), acknowledged ids go up per topic, and every stream gets every acknowledged id of its
-        /// topic exactly once, in order, without a gap: nothing lost, nothing twice.
+        /// topic exactly once, in order, without a gap: nothing lost, nothing twice; each topic is
+        /// published on its new owner afterwards, which holds its counter.
         @Test func slotsMovedWhilePublishingAndSubscribing() async throws {
             let cluster = try await RedisCluster.start()
             let arguments = ["--redis", cluster.url, "--replay-count", "4096"]
@@ -146,6 +147,16 @@ extension Reliability {
             #expect(published.filter { $0.status == 200 }.count > published.count / 2, "most publishes were refused")
             #expect(run.idsGoUp(published), "acknowledged ids went backwards")
             #expect(problems.isEmpty, "\(problems.count) streams went wrong, e.g. \(problems.prefix(3))")
+            // Each topic published on its new owner after the moves, and its counter is there.
+            for topic in topics {
+                let acknowledged = published.filter { $0.topic == topic && $0.status == 200 }
+                #expect(acknowledged.contains { $0.sent > moved }, "nothing acknowledged on \(topic) after the moves")
+                let owner = try #require(try await cluster.port(servingSlot: try await cluster.keySlot("{\(topic)}")))
+                let held = await RedisCLI.run(port: owner, ["HGET", "sse:{\(topic)}:id", "events"])
+                let last = acknowledged.compactMap(\.id).max() ?? 0
+                #expect(UInt64(held.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 >= last,
+                        "\(topic)'s counter on its owner \(owner) is \(held), the last acknowledged id \(last)")
+            }
         }
     }
 }
