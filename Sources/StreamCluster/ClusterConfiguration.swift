@@ -26,6 +26,10 @@ public struct ClusterConfiguration: Sendable {
     /// How long a topic nobody here subscribes to is still followed: a topic whose
     /// subscribers come and go is not unsubscribed and synced again each time.
     public var followLinger: Duration = .seconds(5)
+    /// Redis Cluster: how often the slot map is read when nothing asked for it (a
+    /// `MOVED`, a moved subscription or a lost node reads it at once; a shard without a
+    /// link, every 250 ms).
+    public var slotMapRefreshInterval: Duration = .seconds(5)
     /// This gateway's name in the cluster (subscriber counts, probes): random per process.
     public var gatewayID: String
     /// The clock the link's timers run on: the back-off between attempts, the monitor's

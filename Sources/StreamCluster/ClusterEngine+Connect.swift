@@ -83,7 +83,7 @@ extension ClusterEngine {
             try await link.subscriber.subscribe([probe], timeout: configuration.commandTimeout)
         }
         for (name, text) in [("publish", ClusterScripts.publish), ("sync", ClusterScripts.sync),
-                             ("floor", ClusterScripts.floor)] {
+                             ("raiseIDs", ClusterScripts.raiseIDs)] {
             // A refusal (e.g. OOM) is no reason to stay away: EVAL sends the text instead.
             let hash = try await tolerating(await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout))
             scriptHashes[name] = hash?.string
@@ -96,7 +96,7 @@ extension ClusterEngine {
 
     /// Reads how long publishes still pause (the shard's `sse:refloor`'s time to live), for `/readyz`.
     func notePause(_ command: RedisConnection, shard index: Int) async throws(RedisError) {
-        let left = try await command.command(["PTTL", shards[index].keys.refloor],
+        let left = try await command.command(["PTTL", shards[index].keys.publishPause],
                                              timeout: configuration.commandTimeout).integer ?? -2
         if left > 0 { readiness.pause(shard: index, until: .now + .milliseconds(left)) }
     }
@@ -111,7 +111,7 @@ extension ClusterEngine {
         let pause = configuration.failoverPause
         let (seconds, attoseconds) = pause.components
         let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        _ = try? await link.command.command(["SET", shards[index].keys.refloor, "1", "PX", String(milliseconds), "NX"],
+        _ = try? await link.command.command(["SET", shards[index].keys.publishPause, "1", "PX", String(milliseconds), "NX"],
                                             timeout: configuration.commandTimeout)
         _ = try? await notePause(link.command, shard: index)
     }
@@ -130,7 +130,7 @@ extension ClusterEngine {
             _ = try await command.command(["SET", keys.epoch, fresh, "NX"], timeout: timeout)
             current = try await command.command(["GET", keys.epoch], timeout: timeout).string
             if shards[index].knownEpoch != nil {
-                _ = try await command.command(["SET", keys.refloor, "1", "PX", "3000"], timeout: timeout)
+                _ = try await command.command(["SET", keys.publishPause, "1", "PX", "3000"], timeout: timeout)
             }
         }
         if let known = shards[index].knownEpoch, known != current {

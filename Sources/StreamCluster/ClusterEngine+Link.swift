@@ -110,8 +110,8 @@ extension ClusterEngine {
         doorbellRinger.yield()
     }
 
-    /// Watches the link until it is lost: waiters' deadlines every 100 ms; at once and
-    /// then every second a probe goes out, and must have come back through pub/sub (a
+    /// Watches the link until it is lost: whether it is still open every 100 ms; at once
+    /// and then every second a probe goes out, and must have come back through pub/sub (a
     /// subscribed connection can stop delivering while both sockets look fine; the link
     /// is ready only once the first one is back), and liveness and subscriber counts are written.
     private func monitor(_ link: RedisLink, shard index: Int) async {
@@ -119,7 +119,6 @@ extension ClusterEngine {
         while !isShutdown, link.isOpen, self.link(shard: index)?.generation == link.generation {
             if ticks % 10 == 0, !(await heartbeat(link, shard: index)) { return }
             try? await configuration.clock.sleep(for: .milliseconds(100), tolerance: nil)
-            expireWaiters(now: .now)
             ticks += 1
         }
     }
@@ -229,10 +228,9 @@ extension ClusterEngine {
         guard link(shard: index)?.generation == lost.generation else { return }
         shards[index].phase = shards[index].phase.after(.lost(generation: lost.generation))
         readiness.down(shard: index, reason)
-        for name in Array(followed.keys) where topicShard[name] == index || routing.shard(of: name) == index {
-            topicShard[name] = nil
-            for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
-        }
+        let names = followed.keys.filter { topicShard[$0] == index || routing.shard(of: $0) == index }
+        for name in names { topicShard[name] = nil }
+        topicsLostTheLink(names)
     }
 
     /// Runs a script by hash, sending its text when Redis does not have it (a Redis

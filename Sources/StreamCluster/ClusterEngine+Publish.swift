@@ -14,9 +14,9 @@ import StreamHub
 extension ClusterEngine {
     public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
         guard !isShutdown else { throw .shutdown }
-        // This gateway's floor: ids never go backwards for its subscribers.
+        // The new id is above the last this gateway holds: ids never go backwards for its subscribers.
         let held = await hub.lastIDs(topic: topic)
-        let floor = channel == .state ? held.state : held.events
+        let above = channel == .state ? held.state : held.events
         let keys = ClusterKeys(topic: topic)
         let deadline = ContinuousClock.now + configuration.commandTimeout
         var moved = false
@@ -36,11 +36,11 @@ extension ClusterEngine {
             }
             let shardKeys = shards[index].keys
             let arguments: [[UInt8]] = [
-                Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(floor).utf8),
+                Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(above).utf8),
                 Array(String(configuration.hub.replayCount).utf8),
                 Array(String(configuration.replayMaxAgeMilliseconds).utf8),
                 keys.channel(sharded: routing.isCluster), Array(shardKeys.gatewayPrefix.utf8),
-                Array(configuration.gatewayID.utf8), Array(shardKeys.refloor.utf8),
+                Array(configuration.gatewayID.utf8), Array(shardKeys.publishPause.utf8),
                 Array((routing.isCluster ? "SPUBLISH" : "PUBLISH").utf8),
             ]
             // With --redis-min-replicas: one script + WAIT at a time per shard (a WAIT

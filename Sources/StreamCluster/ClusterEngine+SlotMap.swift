@@ -1,8 +1,8 @@
 import RedisClient
 
 /// Redis Cluster: the slot map read (at start, when asked — a `MOVED`, a moved
-/// channel, a lost node — and every 250 ms while a shard is down, every 5 s
-/// otherwise) and applied: one `RedisShard` per master, matched to the shards the
+/// channel, a lost node — and every 250 ms while a shard is down, every
+/// `slotMapRefreshInterval` (5 s) otherwise) and applied: one `RedisShard` per master, matched to the shards the
 /// engine has (same master, or a replica of it promoted), each with the hash tag of
 /// its own keys; topics whose slot changed shard subscribe again where it says.
 extension ClusterEngine {
@@ -13,7 +13,7 @@ extension ClusterEngine {
         while !isShutdown, !Task.isCancelled {
             let now = ContinuousClock.now
             let anyDown = appliedMap == nil || shards.indices.contains { !shards[$0].retired && link(shard: $0) == nil }
-            let interval: Duration = anyDown ? .milliseconds(250) : .seconds(5)
+            let interval: Duration = anyDown ? .milliseconds(250) : configuration.slotMapRefreshInterval
             if mapServed < mapRequests || lastFetch.map({ now - $0 >= interval }) ?? true {
                 let served = mapRequests
                 let lost = Array(lostNodes)
@@ -40,7 +40,7 @@ extension ClusterEngine {
 
     /// Asks the watch for a fresh map (shared with other requests; subscribes wait for it).
     func requestMapRefresh(lost: [ClusterAddress] = []) {
-        guard routing.isCluster || slotMaps != nil else { return }
+        guard slotMaps != nil else { return }
         lostNodes.formUnion(lost)
         mapRequests += 1
     }

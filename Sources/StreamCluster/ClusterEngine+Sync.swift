@@ -89,13 +89,12 @@ extension ClusterEngine {
     }
 
     /// The topic subscribes again (on the shard the routing names then) and syncs from
-    /// where its mirror stands; its waiters keep waiting (their fences hold: the ids
+    /// where its mirror stands; its fences keep waiting (they hold: the ids
     /// are in the topic's keys, which moved with its slot).
     func resubscribe(_ topic: String) {
-        guard var entry = followed[topic], entry.phase != .leaving else { return }
-        let waiters = entry.linkLost()
-        entry.waiters = waiters
-        followed[topic] = entry
+        guard let entry = followed[topic] else { return }
+        if case .leaving = entry.phase { return }
+        followed[topic]?.slotMoved()
         topicShard[topic] = nil
         doorbellRinger.yield()
     }
@@ -147,12 +146,13 @@ extension ClusterEngine {
     /// the held id that the window still has, preceded by a skip (a `gap` for live
     /// subscribers) over those it no longer has; then the messages buffered meanwhile.
     private func apply(_ reply: SyncReply, to topic: String, shard index: Int, link: RedisLink) async {
-        guard self.link(shard: index)?.generation == link.generation, topicShard[topic] == index, var entry = followed[topic], entry.phase == .syncing else { return }
+        guard self.link(shard: index)?.generation == link.generation, topicShard[topic] == index,
+              let entry = followed[topic] else { return }
         let now = ContinuousClock.now
         var steps: [MirrorStep] = []
         // Redis behind this gateway: it lost the topic's ids (came back empty, or a
         // key was evicted). Raise its counters so ids never go backwards here.
-        let floor = reply.lastState < entry.lastState || reply.lastEvents < entry.lastEvents
+        let raise = reply.lastState < entry.lastState || reply.lastEvents < entry.lastEvents
             ? (entry.lastState, entry.lastEvents) : nil
         if let state = reply.state, state.id > entry.lastState {
             steps.append(.apply(ClusterMessage(channel: .state, id: state.id, event: state.event, data: state.data), at: now))
@@ -173,8 +173,7 @@ extension ClusterEngine {
                                     at: now - age))
             }
         }
-        entry.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: reply.lastEvents)
-        followed[topic] = entry
+        followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: reply.lastEvents)
         for step in steps {
             switch step {
             case .apply(let message, let at):
@@ -184,31 +183,33 @@ extension ClusterEngine {
                 await hub.skipEvents(topic: topic, after: after, through: through)
             }
         }
-        if let floor {
+        if let raise {
             let keys = ClusterKeys(topic: topic)
-            _ = try? await runScript("floor", ClusterScripts.floor, link: link, keys: [keys.ids],
-                                     arguments: [Array(String(floor.0).utf8), Array(String(floor.1).utf8)])
+            _ = try? await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link, keys: [keys.ids],
+                                     arguments: [Array(String(raise.0).utf8), Array(String(raise.1).utf8)])
         }
-        await drainBuffer(topic)
+        await applyPending(topic, generation: link.generation)
     }
 
-    /// Applies the messages buffered during a sync; the topic is live after them,
-    /// or syncs again if they show ids missing.
-    func drainBuffer(_ topic: String) async {
-        while var entry = followed[topic] {
-            let (message, needsSync) = entry.nextBuffered()
-            followed[topic] = entry
-            if let message {
+    /// Applies the messages that came during a sync; the topic is live after them
+    /// (its fences may be reached), or syncs again if they show ids missing. Stops
+    /// if the link of `generation` is lost meanwhile (the next link's sync takes over).
+    func applyPending(_ topic: String, generation: UInt64) async {
+        while let index = topicShard[topic], shards[index].generation == generation,
+              let action = followed[topic]?.nextPending() {
+            switch action {
+            case .apply(let message):
                 _ = try? await hub.apply(topic: topic, channel: message.channel, data: message.data,
                                          event: message.event, id: message.id)
-                continue
-            }
-            if needsSync {
+            case .sync:
                 doorbellRinger.yield()
-            } else {
-                resumeWaiters(topic)
+                return
+            case .live:
+                fencesMayBeReached(topic)
+                return
+            case .none, .subscribe, .runSync:
+                return
             }
-            return
         }
     }
 
@@ -236,10 +237,10 @@ extension ClusterEngine {
         switch followed[topic]!.received(decoded) {
         case .apply(let next):
             _ = try? await hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
-            resumeWaiters(topic)
+            fencesMayBeReached(topic)
         case .sync:
             doorbellRinger.yield()
-        case .none, .subscribe:
+        case .none, .subscribe, .runSync, .live:
             break
         }
     }
@@ -269,31 +270,23 @@ extension ClusterEngine {
         let counts = await hub.subscriberCounts()
         var leaving: [String] = []
         let now = ContinuousClock.now
-        for name in Array(followed.keys) {
-            guard counts[name] == nil, followed[name]!.isIdle else {
-                followed[name]!.unwantedSince = nil
-                continue
-            }
-            let since = followed[name]!.unwantedSince ?? now
-            followed[name]!.unwantedSince = since
-            guard now - since >= configuration.followLinger else { continue }
+        for name in Array(followed.keys)
+        where followed[name]!.mayLeave(subscribed: counts[name] != nil, now: now, linger: configuration.followLinger) {
             followed[name]!.leave()
             leaving.append(name)
         }
         var gone: [String] = []
         for name in leaving {
             let forgotten = await hub.forgetUnsubscribed(topic: name)
-            guard var entry = followed[name] else { continue }
-            if forgotten, entry.pendingSubscribers == 0, entry.waiters.isEmpty {
+            guard let entry = followed[name] else { continue }
+            if forgotten, entry.arriving == 0, entry.fences.isEmpty {
                 followed[name] = nil
                 gone.append(name)
             } else if forgotten {
-                if entry.forgottenButWanted() == .sync { doorbellRinger.yield() }
-                followed[name] = entry
-            } else if entry.phase == .leaving {
-                _ = entry.stayed()
-                followed[name] = entry
-                await drainBuffer(name)
+                if followed[name]?.forgottenButWanted() == .sync { doorbellRinger.yield() }
+            } else if case .leaving = entry.phase {
+                followed[name]?.stayed()
+                await applyPending(name, generation: topicShard[name].map { shards[$0].generation } ?? 0)
             }
         }
         var goneByShard: [Int: [String]] = [:]

@@ -19,9 +19,12 @@ import Synchronization
 /// (503), open subscriptions stay with their heartbeats; once Redis is back every
 /// followed topic syncs from where its mirror stands (missed events from the
 /// window, or a `gap`). Ids never go backwards: a Redis that came back empty, or a
-/// replica promoted by Sentinel that may lack the last publishes, gets the mirrors'
-/// ids as floors while publishes pause. With Sentinel the master is found through
-/// the sentinels and followed through failovers (`ClusterEngine+Sentinel`).
+/// replica promoted by Sentinel that may lack the last publishes, has its counters
+/// raised to the ids the mirrors hold while publishes pause. With Sentinel the master is found through
+/// the sentinels and followed through failovers (`ClusterEngine+Sentinel`). On Redis
+/// Cluster every master of the slot map is a shard with its own link, epoch, pause,
+/// liveness and probe; a topic lives on the master of its hash slot and travels on
+/// sharded pub/sub (`ClusterEngine+SlotMap`); one shard's loss touches only its topics.
 /// `isReady` (`/readyz`) is true exactly while a publish and a new subscription
 /// would be served (`Readiness`, which also says why not).
 ///
@@ -66,6 +69,8 @@ public actor ClusterEngine: StreamEngine {
     var followed: [String: FollowedTopic] = [:]
     /// `--redis-min-replicas`: per shard, whose publish's script and `WAIT` run now.
     var replicaTurns: [Int: ReplicaTurns] = [:]
+    /// The subscribers waiting for their fence (`ClusterEngine+Fence`).
+    var fenceWaits = FenceWaits()
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
     /// Subscriber counts last written to Redis, per topic.
@@ -90,7 +95,7 @@ public actor ClusterEngine: StreamEngine {
 
     public nonisolated var metrics: [EngineMetric] {
         var metrics = [
-            EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers, else 0.",
+            EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers (on Redis Cluster: every master), else 0.",
                          kind: .gauge, value: readiness.isLinkUp ? 1 : 0),
             EngineMetric(name: "sse_gateway_redis_reconnects_total",
                          help: "Connections to Redis made again after one was lost.",
@@ -151,28 +156,6 @@ public actor ClusterEngine: StreamEngine {
 
     // MARK: - StreamEngine
 
-    /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids.
-    private func fenceIDs(topic: String, reply: RedisValue, channel: Channel, resumeAfter: UInt64?,
-                          link: RedisLink) async -> (state: UInt64, events: UInt64) {
-        let ids = reply.array ?? []
-        let state = UInt64(max(0, ids.first?.integer ?? 0))
-        var events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
-        if channel == .events, let resumeAfter, resumeAfter > events, ids.allSatisfy({ $0 == .null }),
-           resumeAfter <= Self.largestFloor {
-            // Redis holds no ids for the topic (never published, or Redis lost them) but the
-            // client has had `resumeAfter`: the topic's ids go on past it, never backwards.
-            let arguments: [[UInt8]] = [Array("0".utf8), Array(String(resumeAfter).utf8)]
-            if (try? await runScript("floor", ClusterScripts.floor, link: link, keys: [ClusterKeys(topic: topic).ids],
-                                     arguments: arguments)) != nil {
-                // The mirror must reach the new floor before the subscriber starts (a sync brings it).
-                events = resumeAfter
-                followed[topic]?.resync()
-                doorbellRinger.yield()
-            }
-        }
-        return (state, events)
-    }
-
     /// A stream of one topic or several: every topic is followed and fenced (each
     /// mirror holds at least what Redis held when the subscriber arrived), then one hub
     /// call registers the subscriber in all of them at once.
@@ -189,10 +172,10 @@ public actor ClusterEngine: StreamEngine {
         }
         for topic in topics {
             follow(topic)
-            followed[topic]?.pendingSubscribers += 1
+            followed[topic]?.subscriberArrived()
         }
         defer {
-            for topic in topics { followed[topic]?.pendingSubscribers -= 1 }
+            for topic in topics { followed[topic]?.subscriberRegistered() }
         }
         // The fences: what Redis holds now, for every topic in one pipelined round trip.
         let replies: [RedisValue]
@@ -219,8 +202,8 @@ public actor ClusterEngine: StreamEngine {
             throw .unavailable
         }
         for (slot, topic) in topics.enumerated() {
-            let (state, events) = await fenceIDs(topic: topic, reply: replies[slot], channel: channel,
-                                                 resumeAfter: resumeAfter?[slot] ?? nil, link: links[slot])
+            let (state, events) = await fence(topic: topic, reply: replies[slot], channel: channel,
+                                              resumeAfter: resumeAfter?[slot] ?? nil, link: links[slot])
             guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
         }
         return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter)
@@ -241,9 +224,7 @@ public actor ClusterEngine: StreamEngine {
         let keys = shards.map(\.keys)
         for index in shards.indices { shards[index].phase = shards[index].phase.after(.shutdown) }
         readiness.down(.shutDown)
-        for name in Array(followed.keys) {
-            for waiter in followed[name]?.linkLost() ?? [] { waiter.resume.resume(returning: false) }
-        }
+        topicsLostTheLink()
         doorbellRinger.finish()
         newShardsContinuation.finish()
         refuseReplicaTurns()
@@ -256,10 +237,6 @@ public actor ClusterEngine: StreamEngine {
         await hub.shutdown()
     }
 
-    /// The highest id a client's `Last-Event-ID` may raise a counter to (Lua's numbers
-    /// are exact to 2^53; a forged header must not take ids near it).
-    static var largestFloor: UInt64 { 1 << 48 }
-
     // MARK: - Following topics
 
     /// Starts following `topic` if this gateway does not yet.
@@ -267,51 +244,6 @@ public actor ClusterEngine: StreamEngine {
         guard followed[topic] == nil else { return }
         followed[topic] = FollowedTopic()
         doorbellRinger.yield()
-    }
-
-    /// Waits until the mirror holds at least the given ids; false when Redis went
-    /// away meanwhile (or the topic could not be brought there).
-    private func reachFence(topic: String, state: UInt64, events: UInt64) async -> Bool {
-        if let entry = followed[topic], entry.phase == .live, entry.holds(state: state, events: events) {
-            return true
-        }
-        guard followed[topic] != nil, link(of: topic) != nil, !isShutdown else { return false }
-        return await withCheckedContinuation { continuation in
-            followed[topic]?.waiters.append(FollowedTopic.Waiter(
-                state: state, events: events, deadline: .now + configuration.fenceTimeout, resume: continuation))
-        }
-    }
-
-    /// Resumes the topic's waiters whose fence is reached.
-    func resumeWaiters(_ topic: String) {
-        guard let waiters = followed[topic]?.takeSatisfiedWaiters() else { return }
-        for waiter in waiters { waiter.resume.resume(returning: true) }
-    }
-
-    /// Waiters past their deadline: the first time, the topic syncs again from Redis
-    /// (a message may have been lost on the way); the second, the subscriber is refused.
-    func expireWaiters(now: ContinuousClock.Instant) {
-        for name in Array(followed.keys) {
-            guard var entry = followed[name], entry.waiters.contains(where: { $0.deadline < now }) else { continue }
-            var failed: [FollowedTopic.Waiter] = []
-            var resync = false
-            entry.waiters = entry.waiters.compactMap { waiter in
-                guard waiter.deadline < now else { return waiter }
-                if waiter.extended {
-                    failed.append(waiter)
-                    return nil
-                }
-                var extended = waiter
-                extended.extended = true
-                extended.deadline = now + configuration.fenceTimeout
-                resync = true
-                return extended
-            }
-            if resync { entry.resync() }
-            followed[name] = entry
-            for waiter in failed { waiter.resume.resume(returning: false) }
-            if resync { doorbellRinger.yield() }
-        }
     }
 }
 

@@ -77,8 +77,10 @@ struct ShardKeys: Sendable, Equatable {
     /// changed knows Redis lost its data.
     var epoch: String { key("epoch") }
     /// Exists for a few seconds after a gateway found Redis empty (or failed over):
-    /// publishes wait (503) while every gateway raises the counters of the topics it follows.
-    var refloor: String { key("refloor") }
+    /// publishes wait (503) while every gateway raises the counters of the topics it
+    /// follows. (The key, and the script's `REFLOOR` refusal, keep their old names:
+    /// gateways of two versions share them during an upgrade.)
+    var publishPause: String { key("refloor") }
     /// Before a gateway's id: its liveness (expires 3 s after its last refresh).
     var gatewayPrefix: String { key("gw:") }
     func gateway(_ id: String) -> String { gatewayPrefix + id }

@@ -3,9 +3,9 @@
 /// counter ahead of its value, or receive ids out of order.
 enum ClusterScripts {
     /// Publishes one value. KEYS: ids, state, events, counts of the channel.
-    /// ARGV: channel (`state`/`events`), data, event name (`""` for none), the
-    /// publishing gateway's floor (the last id it holds: ids never go backwards for
-    /// its subscribers even if Redis lost the counter), replay count, replay age in
+    /// ARGV: channel (`state`/`events`), data, event name (`""` for none), the id the
+    /// new one must be above (the last the publishing gateway holds: ids never go
+    /// backwards for its subscribers even if Redis lost the counter), replay count, replay age in
     /// ms, the pub/sub channel, the gateway liveness key prefix, the publishing
     /// gateway's id (its own subscribers it counts itself, exactly), the pause key
     /// (`sse:refloor`, or the shard's on Redis Cluster), the announcing command
@@ -21,13 +21,13 @@ enum ClusterScripts {
     end
     local channel = ARGV[1]
     local id = redis.call('HINCRBY', KEYS[1], channel, 1)
-    local floor = tonumber(ARGV[4])
+    local above = tonumber(ARGV[4])
     if channel == 'state' then
       local held = tonumber(redis.call('HGET', KEYS[2], 'id') or '0')
-      if held > floor then floor = held end
+      if held > above then above = held end
     end
-    if id <= floor then
-      id = floor + 1
+    if id <= above then
+      id = above + 1
       redis.call('HSET', KEYS[1], channel, string.format('%d', id))
     end
     local sid = string.format('%d', id)
@@ -84,12 +84,12 @@ enum ClusterScripts {
     """
 
     /// Raises a topic's counters to at least the given ids (a gateway holding newer
-    /// ids than Redis: Redis came back empty). KEYS: ids. ARGV: state floor, events floor.
-    static let floor = """
+    /// ids than Redis: Redis came back empty). KEYS: ids. ARGV: state id, events id.
+    static let raiseIDs = """
     local fields = {'state', 'events'}
     for i = 1, 2 do
-      local floor = tonumber(ARGV[i])
-      if tonumber(redis.call('HGET', KEYS[1], fields[i]) or '0') < floor then
+      local wanted = tonumber(ARGV[i])
+      if tonumber(redis.call('HGET', KEYS[1], fields[i]) or '0') < wanted then
         redis.call('HSET', KEYS[1], fields[i], ARGV[i])
       end
     end

@@ -93,11 +93,9 @@ struct ServerTests {
     func vanishedPeerIsNoticedWithoutTraffic(_ transport: Transport) async throws {
         let noticed = Signal()
         let handler: HTTPHandler = { _ in
-            HTTPResponse(head: HTTPResponseHead(status: .ok), body: .stream { stream in
-                let gone = Signal()
-                stream.onPeerClosed { gone.fire() }
-                if await gone.wait(seconds: 10) { noticed.fire() }
-            })
+            let source = TestSource()
+            Task { if await source.cancelled.wait(seconds: 10) { noticed.fire() } }
+            return HTTPResponse(head: HTTPResponseHead(status: .ok), body: source.body)
         }
         try await withServer(over: transport, handler: handler) { server in
             let client = try await server.connect()
@@ -187,17 +185,15 @@ struct ServerTests {
         }
     }
 
-    /// A `HEAD` answered with a streaming response gets the head only: no body run, no `Content-Length`, and the connection stays usable.
+    /// A `HEAD` answered with a streaming response gets the head only: the source never read (cancelled), no `Content-Length`, and the connection stays usable.
     @Test(arguments: Transport.allCases)
     func headOfAStreamSendsTheHeadOnly(_ transport: Transport) async throws {
-        let ran = Signal()
+        let source = TestSource()
+        source.send("data: x\n\n")
         let handler: HTTPHandler = { request in
             guard request.head.target == "/stream" else { return await echoHandler(request) }
             return HTTPResponse(head: HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/event-stream"]),
-                                body: .stream { stream in
-                                    ran.fire()
-                                    try? await stream.write([Array("data: x\n\n".utf8)])
-                                })
+                                body: source.body)
         }
         try await withServer(over: transport, handler: handler) { server in
             let client = try await server.connect()
@@ -209,7 +205,8 @@ struct ServerTests {
             #expect(head.head.headers["Content-Length"] == nil)
             try await client.request("GET", "/next")
             #expect(try await client.response(deadline: .now + patience).text == "GET /next ")
-            #expect(await !ran.wait(seconds: 0.2))
+            #expect(await !source.taken.wait(seconds: 0.2))
+            #expect(source.isCancelled)
         }
     }
 
@@ -232,15 +229,13 @@ struct ServerTests {
     @Test(arguments: Transport.allCases)
     func gracefulShutdownClosesEverything(_ transport: Transport) async throws {
         let stop = Signal()
-        let stopFanout = Locked<[Signal]>([])
+        let stopFanout = Locked<[TestSource]>([])
         let handler: HTTPHandler = { request in
             if request.head.target == "/stream" {
-                return HTTPResponse(head: HTTPResponseHead(status: .ok), body: .stream { stream in
-                    let mine = Signal()
-                    stopFanout.withLock { $0.append(mine) }
-                    try? await stream.write([Array("data: hi\n\n".utf8)])
-                    _ = await mine.wait(seconds: 10)
-                })
+                let mine = TestSource()
+                stopFanout.withLock { $0.append(mine) }
+                mine.send("data: hi\n\n")
+                return HTTPResponse(head: HTTPResponseHead(status: .ok), body: mine.body)
             }
             return await echoHandler(request)
         }
@@ -262,7 +257,7 @@ struct ServerTests {
         }
         for _ in 0..<100 where stopFanout.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
         server.shutdown()
-        stopFanout.withLock { $0.forEach { $0.fire() } }
+        stopFanout.withLock { $0.forEach { $0.finish() } }
         stop.fire()
         try await within(2) { await running.value }
         #expect(try await readUntilClosed(idle, deadline: .now + .seconds(2)).isEmpty)

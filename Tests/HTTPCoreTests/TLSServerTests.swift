@@ -182,14 +182,12 @@ struct TLSServerTests {
 /// `/ticks` streams a line every 50 ms until the client goes; anything else is echoed.
 let tickingHandler: HTTPHandler = { request in
     guard request.head.target == "/ticks" else { return await echoHandler(request) }
-    return HTTPResponse(head: HTTPResponseHead(status: .ok), body: .stream { stream in
-        while !stream.isPeerClosed && !Task.isCancelled {
-            do {
-                try await stream.write([Array("tick\n".utf8)])
-                try await Task.sleep(for: .milliseconds(50))
-            } catch {
-                return
-            }
+    let source = TestSource()
+    Task {
+        while !source.isCancelled {
+            source.send("tick\n")
+            try? await Task.sleep(for: .milliseconds(50))
         }
-    })
+    }
+    return HTTPResponse(head: HTTPResponseHead(status: .ok), body: source.body)
 }

@@ -2,20 +2,21 @@
 import StreamHub
 import Testing
 
-/// The follow state machine alone: which messages reach the hub, and when a topic syncs.
+/// The follow state machine alone, turn by turn without Redis: which messages reach
+/// the hub, when a topic syncs, and which fences are reached, overdue or failed.
 struct FollowedTopicTests {
     private func message(_ channel: Channel, _ id: UInt64) -> ClusterMessage {
         ClusterMessage(channel: channel, id: id, event: nil, data: "v\(id)")
     }
 
-    /// A topic that is live after subscribing, a sync and its buffer.
+    /// A topic that is live after subscribing, a sync and its pending messages.
     private func liveTopic(state: UInt64 = 0, events: UInt64 = 0) -> FollowedTopic {
         var topic = FollowedTopic()
         #expect(topic.takeSubscribe() == true)
         #expect(topic.subscribed() == .sync)
         _ = topic.takeSync()
         topic.synced(state: state, events: events)
-        #expect(topic.nextBuffered().message == nil)
+        #expect(topic.nextPending() == .live)
         #expect(topic.phase == .live)
         return topic
     }
@@ -31,8 +32,8 @@ struct FollowedTopicTests {
         #expect(topic.takeSync()! == (0, 0))
         #expect(topic.takeSync() == nil)
         topic.synced(state: 0, events: 5)  // The sync brought ids up to 5.
-        #expect(topic.nextBuffered().message?.id == 6)  // 5 is held already.
-        #expect(topic.nextBuffered().message == nil)
+        #expect(topic.nextPending() == .apply(message(.events, 6)))  // 5 is held already.
+        #expect(topic.nextPending() == .live)
         #expect(topic.phase == .live)
         #expect(topic.lastEvents == 6)
     }
@@ -43,10 +44,14 @@ struct FollowedTopicTests {
         #expect(topic.received(message(.events, 4)) == .apply(message(.events, 4)))
         #expect(topic.received(message(.events, 4)) == .none)
         #expect(topic.received(message(.events, 6)) == .sync)
-        #expect(topic.phase == .syncing)
+        guard case .syncing(sent: false, let pending) = topic.phase else {
+            Issue.record("not syncing: \(topic.phase)")
+            return
+        }
+        #expect(pending.count == 1)
         #expect(topic.takeSync()! == (0, 4))
         topic.synced(state: 0, events: 6)
-        #expect(topic.nextBuffered().message == nil)  // 6 came with the sync.
+        #expect(topic.nextPending() == .live)  // 6 came with the sync.
         #expect(topic.phase == .live)
     }
 
@@ -58,64 +63,102 @@ struct FollowedTopicTests {
         #expect(topic.lastState == 5)
     }
 
-    /// A buffered message past a hole asks for another sync instead of applying across it.
-    @Test func aHoleInTheBufferSyncsAgain() {
+    /// A pending message past a hole asks for another sync instead of applying across it.
+    @Test func aHoleInThePendingMessagesSyncsAgain() {
         var topic = FollowedTopic()
         _ = topic.takeSubscribe()
         _ = topic.subscribed()
         _ = topic.takeSync()
         _ = topic.received(message(.events, 9))
         topic.synced(state: 0, events: 7)
-        let next = topic.nextBuffered()
-        #expect(next.message == nil && next.needsSync)
+        #expect(topic.nextPending() == .sync)
         #expect(topic.takeSync()! == (0, 7))
         topic.synced(state: 0, events: 8)
-        #expect(topic.nextBuffered().message?.id == 9)
+        #expect(topic.nextPending() == .apply(message(.events, 9)))
+        #expect(topic.nextPending() == .live)
     }
 
-    /// Past the buffer's bound, what waits is dropped and fetched by another sync.
-    @Test func anOverflowingBufferIsFetchedAgain() {
+    /// Past the bound, what waits is dropped and fetched by another sync.
+    @Test func overflowingPendingMessagesAreFetchedAgain() {
         var topic = FollowedTopic()
         _ = topic.takeSubscribe()
-        for id in 1...UInt64(FollowedTopic.bufferLimit + 1) {
+        for id in 1...UInt64(FollowedTopic.pendingLimit + 1) {
             _ = topic.received(message(.events, id))
         }
         _ = topic.subscribed()
         _ = topic.takeSync()
         topic.synced(state: 0, events: 0)
-        let next = topic.nextBuffered()
-        #expect(next.message == nil && next.needsSync)
-        #expect(topic.buffer.isEmpty)
+        #expect(topic.nextPending() == .sync)
+        #expect(topic.phase == .syncing(sent: false, pending: PendingMessages()))
     }
 
-    /// Losing the link sends a topic back to subscribing and hands back its waiters.
-    @Test func losingTheLinkStartsOver() async {
+    /// Losing the link sends a topic back to subscribing and hands back its fences to fail.
+    @Test func losingTheLinkStartsOverAndFailsTheFences() {
         var topic = liveTopic(events: 3)
         _ = topic.received(message(.events, 4))
-        var failed = 0
-        let answer = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            topic.waiters.append(.init(state: 0, events: 9, deadline: .now, resume: continuation))
-            let waiters = topic.linkLost()
-            failed = waiters.count
-            for waiter in waiters { waiter.resume.resume(returning: false) }
-        }
-        #expect(failed == 1 && answer == false)
-        #expect(topic.phase == .subscribing)
+        #expect(!topic.reached(state: 0, events: 9))
+        topic.wait(.init(id: 7, state: 0, events: 9))
+        #expect(topic.linkLost() == [7])
+        #expect(topic.fences.isEmpty)
+        #expect(topic.phase == .subscribing(sent: false, pending: PendingMessages()))
         #expect(topic.takeSubscribe() == true)
         #expect(topic.lastEvents == 4)  // The hub's copy stays; the next sync starts after it.
     }
 
-    /// Only an idle live topic may leave; one kept by the hub goes back live after its buffer.
+    /// A fence is reached by the message that brings the mirror there, and only while live.
+    @Test func aFenceIsReachedByTheMessageThatBringsTheMirrorThere() {
+        var topic = liveTopic(state: 1, events: 3)
+        #expect(topic.reached(state: 1, events: 3))
+        topic.wait(.init(id: 1, state: 0, events: 4))
+        topic.wait(.init(id: 2, state: 2, events: 3))
+        #expect(topic.takeReachedFences().isEmpty)
+        _ = topic.received(message(.events, 4))
+        #expect(topic.takeReachedFences() == [1])
+        _ = topic.received(message(.events, 6))  // 5 is missing: a sync, no fence reached meanwhile.
+        _ = topic.received(message(.state, 2))
+        #expect(topic.takeReachedFences().isEmpty)
+        _ = topic.takeSync()
+        topic.synced(state: 2, events: 6)
+        #expect(topic.nextPending() == .live)
+        #expect(topic.takeReachedFences() == [2])
+    }
+
+    /// An overdue fence syncs a live topic again once; the second time it fails; a settled one is left alone.
+    @Test func anOverdueFenceSyncsOnceThenFails() {
+        var topic = liveTopic(events: 3)
+        topic.wait(.init(id: 5, state: 0, events: 4))
+        #expect(topic.fenceOverdue(5) == .extended(.sync))
+        #expect(topic.phase == .syncing(sent: false, pending: PendingMessages()))
+        #expect(topic.fenceOverdue(5) == .failed)
+        #expect(topic.fences.isEmpty)
+        #expect(topic.fenceOverdue(5) == .settled)
+    }
+
+    /// A fence whose subscriber left is forgotten; the topic may then be let go.
+    @Test func aFenceWhoseSubscriberLeftIsForgotten() {
+        var topic = liveTopic(events: 3)
+        topic.wait(.init(id: 1, state: 0, events: 9))
+        #expect(!topic.isIdle)
+        #expect(topic.removeFence(1) == true)
+        #expect(topic.removeFence(1) == false)
+        #expect(topic.isIdle)
+    }
+
+    /// Only an idle live topic may leave, after the linger; one kept by the hub goes back live after its pending messages.
     @Test func leavingAndStaying() {
         var topic = liveTopic(events: 2)
-        topic.pendingSubscribers = 1
-        #expect(!topic.isIdle)
-        topic.pendingSubscribers = 0
+        let start = ContinuousClock.now
+        topic.subscriberArrived()
+        #expect(topic.mayLeave(subscribed: false, now: start, linger: .seconds(5)) == false)
+        topic.subscriberRegistered()
+        #expect(topic.mayLeave(subscribed: true, now: start, linger: .seconds(5)) == false)
+        #expect(topic.mayLeave(subscribed: false, now: start, linger: .seconds(5)) == false)
+        #expect(topic.mayLeave(subscribed: false, now: start + .seconds(5), linger: .seconds(5)) == true)
         topic.leave()
         _ = topic.received(message(.events, 3))
-        _ = topic.stayed()
-        #expect(topic.nextBuffered().message?.id == 3)
-        #expect(topic.nextBuffered().message == nil)
+        topic.stayed()
+        #expect(topic.nextPending() == .apply(message(.events, 3)))
+        #expect(topic.nextPending() == .live)
         #expect(topic.phase == .live)
     }
 
@@ -125,6 +168,28 @@ struct FollowedTopicTests {
         topic.leave()
         #expect(topic.forgottenButWanted() == .sync)
         #expect(topic.takeSync()! == (0, 0))
+    }
+
+    /// Every phase's answer to every event that can come in it (impossible ones trap and are not driven here).
+    @Test func everyPhaseAnswersTheEventsItCanHave() {
+        var subscribing = FollowedTopic()
+        #expect(subscribing.resync() == .none)
+        #expect(subscribing.takeSync() == nil)
+        #expect(subscribing.nextPending() == .none)  // A link lost while pending messages were applied.
+        var syncing = liveTopic(events: 1)
+        _ = syncing.resync()
+        #expect(syncing.takeSubscribe() == false)
+        #expect(syncing.resync() == .none)
+        #expect(syncing.nextPending() == .none)  // A sync is due: it takes over.
+        _ = syncing.takeSync()
+        #expect(syncing.syncFailed() == .sync)
+        #expect(syncing.takeSync()! == (0, 1))
+        var leaving = liveTopic()
+        leaving.leave()
+        #expect(leaving.takeSync() == nil && leaving.takeSubscribe() == false && leaving.resync() == .none)
+        #expect(leaving.linkLost().isEmpty)
+        #expect(leaving.forgottenButWanted() == .none)  // Link lost meanwhile: ids forgotten, subscribes again.
+        #expect(leaving.takeSubscribe() == true)
     }
 }
 

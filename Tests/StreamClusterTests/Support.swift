@@ -110,7 +110,7 @@ func publishDirectly(to url: String, topic: String, _ values: [String], configur
             ["EVAL", ClusterScripts.publish, "4", keys.ids, keys.state, keys.events, keys.counts(.events),
              "events", value, "", "0", String(configuration.hub.replayCount),
              String(configuration.replayMaxAgeMilliseconds), String(decoding: keys.channel, as: UTF8.self),
-             ShardKeys.global.gatewayPrefix, "test", ShardKeys.global.refloor, "PUBLISH"], timeout: .seconds(2))
+             ShardKeys.global.gatewayPrefix, "test", ShardKeys.global.publishPause, "PUBLISH"], timeout: .seconds(2))
         ids.append(UInt64(reply.array?.first?.integer ?? 0))
     }
     return ids

@@ -1,8 +1,7 @@
 /// A handler's response as HTTP/2 sends it: the same status, fields and body as on
 /// HTTP/1.1, less the connection-specific fields (RFC 9113 §8.2.2), with the
 /// server's `Date` and (for a fixed body) `Content-Length`. `HEAD` gets the head
-/// a `GET` would get; a streaming body that is not pumped (`.stream`, used for the
-/// head of `HEAD` answers only) is sent as its head.
+/// a `GET` would get.
 enum HTTP2ResponseHead {
     /// Fields HTTP/2 forbids or the server sets itself.
     private static let dropped: Set<String> = [
@@ -30,8 +29,6 @@ enum HTTP2ResponseHead {
                 fields.append(("content-length", isHEAD ? givenLength ?? "\(bytes.count)" : "\(bytes.count)"))
             }
             return (status, fields, isHEAD || !mayHaveBody || bytes.isEmpty ? .none : .bytes(bytes))
-        case .stream:
-            return (status, fields, .none)
         case .source(let sourced):
             return (status, fields, isHEAD ? .none : .source(prelude: sourced.prelude, sourced.source))
         }

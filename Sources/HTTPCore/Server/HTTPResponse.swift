@@ -4,13 +4,12 @@ public struct HTTPResponse: Sendable {
     public enum Body: Sendable {
         /// A fixed body, sent with `Content-Length` (omitted on the wire for `HEAD`).
         case bytes([UInt8])
-        /// A long-lived body (SSE). The closure writes through the stream and
-        /// returns when the body ends; the connection closes after it. To a
-        /// `HEAD` request only the head is sent and the closure is not run.
-        case stream(@Sendable (ResponseStream) async -> Void)
         /// A long-lived body the event loop writes from a `StreamSource` (SSE
-        /// subscribers): no task wakes per batch (`StreamPump`). To a `HEAD`
-        /// request only the head is sent and the source is cancelled.
+        /// subscribers): no task wakes per batch (`StreamPump`); the connection
+        /// closes after it. To a `HEAD` request only the head a `GET` gets is sent
+        /// (its framing, no length) and the source is cancelled unread: the one
+        /// place HEAD is decided for a stream (`SourcedBody.empty` answers a HEAD
+        /// that must not open the stream).
         case source(SourcedBody)
     }
 

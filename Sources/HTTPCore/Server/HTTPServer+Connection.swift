@@ -14,7 +14,6 @@ extension HTTPServer {
 
     /// One word or two in the connection's frames for the stream's whole life.
     private enum StreamingBody: Sendable {
-        case task(@Sendable (ResponseStream) async -> Void, ResponseStream)
         /// The head is not written yet: the pump writes it with the first batch.
         case pump(StreamPump)
         /// The connection speaks HTTP/2 (ALPN `h2`, or these first bytes began the preface).
@@ -32,9 +31,6 @@ extension HTTPServer {
         // gone by now: a stream that lives for hours keeps only what it needs.
         let stream: ResponseStream
         switch body {
-        case .task(let write, let taskStream):
-            stream = taskStream
-            await write(stream)
         case .pump(let pump):
             stream = pump.stream
             await pump.run()
@@ -177,22 +173,12 @@ extension HTTPServer {
         switch response.body {
         case .bytes:
             preconditionFailure("a complete body is answered by respondComplete")
-        case .stream where isHEAD, .source where isHEAD:
+        case .source(let sourced) where isHEAD:
             // The head a GET would get, framing included (a stream has no length
-            // to announce); the body is not run.
-            if case .source(let sourced) = response.body { sourced.source.cancel() }
+            // to announce); the source is not read.
+            sourced.source.cancel()
             if request.head.version == .http11 { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
             return await writeComplete(head, body: [], for: request, on: connection) ? .keepAlive : .close
-        case .stream(let body):
-            let chunked = request.head.version == .http11
-            if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
-            head.headers.replaceOrAdd(name: "Connection", value: "close")
-            do {
-                try await connection.write(head.bytes(version: .http11), deadline: .now + configuration.writeTimeout)
-            } catch {
-                return .close
-            }
-            return .stream(.task(body, ResponseStream(connection: connection, chunked: chunked)))
         case .source(let sourced):
             let chunked = request.head.version == .http11
             if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }

@@ -66,4 +66,15 @@ public struct SourcedBody: Sendable {
         self.endsAt = endsAt
         self.started = started
     }
+
+    /// A stream with nothing in it, which ends at once: what a handler answers to a
+    /// `HEAD` of a stream it must not open (the server sends the head only).
+    public static var empty: SourcedBody { SourcedBody(prelude: [], source: EmptySource()) }
+}
+
+/// The source of `SourcedBody.empty`: finished from the start.
+private final class EmptySource: StreamSource {
+    func take(orNotify ready: @escaping @Sendable () -> Void) -> StreamTake { .finished }
+    func written(_ batch: StreamBatch, at time: ContinuousClock.Instant) {}
+    func cancel() {}
 }

@@ -54,9 +54,9 @@ struct SubscribeHandler: Sendable {
         case .failure(let refusal): return .refusal(refusal)
         }
         if request.head.method == "HEAD" {
-            // The headers of the stream, without subscribing: the server sends
-            // only the head of a streaming answer to HEAD.
-            return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .stream { _ in }))
+            // The headers of the stream, without subscribing; the server sends a
+            // stream's head only to HEAD.
+            return .response(HTTPResponse(head: HTTPResponseHead(status: .ok, headers: headers), body: .source(.empty)))
         }
         let subscription: Subscription
         do {

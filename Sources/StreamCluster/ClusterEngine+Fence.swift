@@ -1,0 +1,146 @@
+import RedisClient
+import StreamHub
+
+/// The fence, in one place: a new subscriber of a topic waits until this gateway's
+/// mirror holds at least what Redis held when it arrived (its fence, read with one
+/// `HMGET` per topic), so it starts no older than anything acknowledged to a
+/// publisher anywhere.
+///
+/// The wait ends with the event that settles it, never on a polling tick:
+/// - reached: the message or the sync that brings the mirror there
+///   (`fencesMayBeReached`, after `FollowedTopic` went or stayed live);
+/// - refused: the link lost or the engine shut down (`topicsLostTheLink`);
+/// - left: the subscriber's task was cancelled (its client went away): its
+///   cancellation handler forgets the fence at once, and nothing counts it;
+/// - overdue: after `fenceTimeout` on the configured clock the topic syncs again
+///   (a message may have been lost on the way), and as long again later the
+///   subscriber is refused (503).
+extension ClusterEngine {
+    /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids.
+    func fence(topic: String, reply: RedisValue, channel: Channel, resumeAfter: UInt64?,
+               link: RedisLink) async -> (state: UInt64, events: UInt64) {
+        let ids = reply.array ?? []
+        let state = UInt64(max(0, ids.first?.integer ?? 0))
+        var events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
+        if channel == .events, let resumeAfter, resumeAfter > events, ids.allSatisfy({ $0 == .null }),
+           resumeAfter <= Self.largestResumeID {
+            // Redis holds no ids for the topic (never published, or Redis lost them) but the
+            // client has had `resumeAfter`: the topic's ids go on past it, never backwards.
+            let arguments: [[UInt8]] = [Array("0".utf8), Array(String(resumeAfter).utf8)]
+            if (try? await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link,
+                                     keys: [ClusterKeys(topic: topic).ids], arguments: arguments)) != nil {
+                // The mirror must reach the raised ids before the subscriber starts (a sync brings them).
+                events = resumeAfter
+                if followed[topic]?.resync() == .sync { doorbellRinger.yield() }
+            }
+        }
+        return (state, events)
+    }
+
+    /// Waits until the mirror holds at least the given ids; false when Redis went
+    /// away meanwhile, the topic could not be brought there, or the subscriber left.
+    func reachFence(topic: String, state: UInt64, events: UInt64) async -> Bool {
+        guard let entry = followed[topic], link(of: topic) != nil, !isShutdown, !Task.isCancelled else { return false }
+        if entry.reached(state: state, events: events) { return true }
+        let id = fenceWaits.nextID()
+        return await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self, returning: Bool.self) { group in
+                group.addTask { await self.timeFence(id, topic: topic) }
+                let reached = await withCheckedContinuation { continuation in
+                    // Checked again here: entering the task group and the continuation can let
+                    // other work of the engine run first (measured: the topic's sync went live in
+                    // between, and a fence registered after that waited out fenceTimeout).
+                    guard followed[topic] != nil, link(of: topic) != nil, !isShutdown else {
+                        continuation.resume(returning: false)
+                        return
+                    }
+                    if followed[topic]!.reached(state: state, events: events) {
+                        continuation.resume(returning: true)
+                        return
+                    }
+                    fenceWaits.add(id, continuation)
+                    followed[topic]!.wait(FollowedTopic.Fence(id: id, state: state, events: events))
+                }
+                group.cancelAll()
+                return reached
+            }
+        } onCancel: {
+            // Runs after the wait was registered (the engine is busy until then).
+            Task { await self.fenceLeft(id, topic: topic) }
+        }
+    }
+
+    /// The fence's time, on the configured clock: each `fenceTimeout` it is overdue
+    /// once, until settled (the wait's end cancels this).
+    private nonisolated func timeFence(_ id: FollowedTopic.Fence.ID, topic: String) async {
+        while true {
+            do {
+                try await configuration.clock.sleep(for: configuration.fenceTimeout, tolerance: nil)
+            } catch {
+                return
+            }
+            guard await fenceOverdue(id, topic: topic) else { return }
+        }
+    }
+
+    /// Whether the fence still waits after being overdue.
+    private func fenceOverdue(_ id: FollowedTopic.Fence.ID, topic: String) -> Bool {
+        switch followed[topic]?.fenceOverdue(id) ?? .settled {
+        case .extended(let action):
+            if action == .sync { doorbellRinger.yield() }
+            return true
+        case .failed:
+            settle(id, reached: false)
+            return false
+        case .settled:
+            return false
+        }
+    }
+
+    /// The subscriber's task was cancelled while it waited.
+    private func fenceLeft(_ id: FollowedTopic.Fence.ID, topic: String) {
+        guard followed[topic]?.removeFence(id) == true else { return }  // Settled already.
+        settle(id, reached: false)
+    }
+
+    /// The topic went (or stayed) live or its mirror moved on: resumes the fences it reached.
+    func fencesMayBeReached(_ topic: String) {
+        for id in followed[topic]?.takeReachedFences() ?? [] { settle(id, reached: true) }
+    }
+
+    /// The link is gone (or the engine shut down): every followed topic (or those of
+    /// `names`: the topics of one shard) starts over, and its fences are refused.
+    func topicsLostTheLink(_ names: [String]? = nil) {
+        for name in names ?? Array(followed.keys) {
+            for id in followed[name]?.linkLost() ?? [] { settle(id, reached: false) }
+        }
+    }
+
+    private func settle(_ id: FollowedTopic.Fence.ID, reached: Bool) {
+        fenceWaits.take(id)?.resume(returning: reached)
+    }
+
+    /// The highest id a client's `Last-Event-ID` may raise a topic's ids to (Lua's
+    /// numbers are exact to 2^53; a forged header must not take ids near it).
+    static var largestResumeID: UInt64 { 1 << 48 }
+}
+
+/// The continuations of the subscribers waiting for their fence, by fence id: the
+/// engine resumes each exactly once (`take`), whichever event settles it first.
+struct FenceWaits {
+    private var waiting: [FollowedTopic.Fence.ID: CheckedContinuation<Bool, Never>] = [:]
+    private var lastID: FollowedTopic.Fence.ID = 0
+
+    mutating func nextID() -> FollowedTopic.Fence.ID {
+        lastID += 1
+        return lastID
+    }
+
+    mutating func add(_ id: FollowedTopic.Fence.ID, _ continuation: CheckedContinuation<Bool, Never>) {
+        waiting[id] = continuation
+    }
+
+    mutating func take(_ id: FollowedTopic.Fence.ID) -> CheckedContinuation<Bool, Never>? {
+        waiting.removeValue(forKey: id)
+    }
+}

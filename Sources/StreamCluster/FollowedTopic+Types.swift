@@ -1,0 +1,54 @@
+import StreamHub
+
+/// What a followed topic's state machine takes and answers, and its fences: the
+/// subscribers waiting until the hub holds what Redis held when they arrived
+/// (`ClusterEngine+Fence` resumes them).
+extension FollowedTopic {
+    /// What happens to the topic (one per engine-facing call below).
+    enum Event {
+        case takeSubscribe, subscribed
+        case takeSync, syncFailed, synced(state: UInt64, events: UInt64), takePending
+        case message(ClusterMessage)
+        /// A fence was overdue, or Redis's ids were raised: whatever may have been lost
+        /// on the way is fetched again.
+        case resync
+        case linkLost
+        case leave, stayed, forgotten
+    }
+
+    /// What the engine must do after an event.
+    enum Action: Equatable {
+        case none
+        /// Send the pub/sub SUBSCRIBE (the worker batches them).
+        case subscribe
+        /// A sync is due: ring the worker.
+        case sync
+        /// Run the sync script for what came after these ids.
+        case runSync(afterState: UInt64, afterEvents: UInt64)
+        /// Apply the message to the hub.
+        case apply(ClusterMessage)
+        /// The topic is live: fences may be reached.
+        case live
+    }
+
+    /// A subscriber's fence: it waits until the hub holds at least these ids (what
+    /// Redis held when it arrived), so it starts no older than any acknowledged publish.
+    struct Fence: Equatable {
+        typealias ID = UInt64
+        let id: ID
+        let state: UInt64
+        let events: UInt64
+        /// Its time passed once already (and the topic synced again).
+        var overdue = false
+    }
+
+    /// What became of an overdue fence.
+    enum Overdue: Equatable {
+        /// First time: the topic syncs again (`action`), the fence waits as long again.
+        case extended(Action)
+        /// Second time: the subscriber is refused.
+        case failed
+        /// Reached or gone meanwhile.
+        case settled
+    }
+}

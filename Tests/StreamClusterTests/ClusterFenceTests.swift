@@ -1,0 +1,86 @@
+import Locking
+import RedisClient
+@testable import StreamCluster
+import StreamHub
+import Testing
+import TestSupport
+
+/// A new subscriber's fence ends with the event that settles it, not on a timer
+/// (`ClusterEngine+Fence`). The topic's window key is made a string, so that its sync
+/// fails (`WRONGTYPE`, retried) and the fence cannot be reached until the key is gone;
+/// the fence timeout is far longer than anything measured here.
+@Suite(.timeLimit(.minutes(1)))
+struct ClusterFenceTests {
+    private static func configure(_ configuration: inout ClusterConfiguration) {
+        configuration.fenceTimeout = .seconds(20)
+    }
+
+    /// Three events on `topic`, then its window key broken: syncs of it fail from now on.
+    private func breakSyncs(_ redis: RedisServer, _ publisher: RunningEngine, _ topic: String) async throws {
+        for index in 1...3 { _ = try await publisher.publish(topic, .events, "e\(index)") }
+        let window = ClusterKeys(topic: topic).events
+        _ = try await redis.run(["DEL", window])
+        _ = try await redis.run(["SET", window, "not a stream"])
+    }
+
+    /// Starts a subscription that waits for its fence (its topic's syncs failing).
+    private func fenced(_ engine: RunningEngine, _ topic: String) async throws -> Task<Subscription, any Error> {
+        let task = Task { try await engine.subscribe(topic) }
+        #expect(try await eventually { await engine.engine.fenceState(topic) == (waiting: 1, arriving: 1) },
+                "the subscriber never waited for its fence")
+        return task
+    }
+
+    /// A client that leaves while its subscriber waits for its fence leaves at once: no
+    /// fence, no arrival and no subscriber is left counted anywhere.
+    @Test func aSubscriberWhoseClientLeavesWhileFencedLeavesAtOnce() async throws {
+        try await withCluster(engines: 1, Self.configure) { redis, engines in
+            let a = engines[0]
+            try await breakSyncs(redis, a, "held")
+            let task = try await fenced(a, "held")
+            let start = ContinuousClock.now
+            task.cancel()
+            await #expect(throws: SubscribeError.unavailable) { try await task.value }
+            #expect(ContinuousClock.now - start < .seconds(1), "the wait outlived its client")
+            #expect(await a.engine.fenceState("held") == (waiting: 0, arriving: 0))
+            #expect(await a.engine.snapshot().eventsSubscribers == 0)
+        }
+    }
+
+    /// A fence waiting when the link is lost is refused then, not at its timeout.
+    @Test func aLostLinkRefusesTheFenceAtOnce() async throws {
+        try await withCluster(engines: 1, Self.configure) { redis, engines in
+            let a = engines[0]
+            try await breakSyncs(redis, a, "held")
+            let task = try await fenced(a, "held")
+            let start = ContinuousClock.now
+            _ = try await redis.run(["CLIENT", "KILL", "TYPE", "pubsub"])
+            await #expect(throws: SubscribeError.unavailable) { try await task.value }
+            #expect(ContinuousClock.now - start < .seconds(2), "refused only at the fence's timeout")
+            #expect(await a.engine.fenceState("held") == (waiting: 0, arriving: 0))
+        }
+    }
+
+    /// The sync that brings the mirror to the fence starts the subscriber, as soon as it succeeds.
+    @Test func theSyncThatReachesTheFenceStartsTheSubscriber() async throws {
+        try await withCluster(engines: 2, Self.configure) { redis, engines in
+            let (a, b) = (engines[0], engines[1])
+            try await breakSyncs(redis, b, "held")
+            let task = try await fenced(a, "held")
+            _ = try await redis.run(["DEL", ClusterKeys(topic: "held").events])
+            let start = ContinuousClock.now
+            let subscription = try await task.value
+            #expect(ContinuousClock.now - start < .seconds(2))
+            _ = try await b.publish("held", .events, "e4")
+            #expect(try await subscription.events(1).first?.number == 4)
+        }
+    }
+}
+
+extension ClusterEngine {
+    /// The fences waiting on `topic` and the subscribers arriving at it.
+    func fenceState(_ topic: String) -> (waiting: Int, arriving: Int) {
+        guard let entry = followed[topic] else { return (0, 0) }
+        return (entry.fences.count, entry.arriving)
+    }
+}
