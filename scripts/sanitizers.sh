@@ -12,6 +12,8 @@
 #
 # LeakSanitizer reads scripts/lsan-suppressions.txt (one proven false positive: Swift's
 # weak-reference side tables); the gateway processes the executable tests start inherit it.
+# ThreadSanitizer reads scripts/tsan-suppressions.txt (one proven false positive: a
+# continuation resumed before its task suspended, inside the runtime's `resume`).
 #
 # Two choices, neither of which hides a report:
 # - `--no-parallel`: sanitized debug code runs several times slower, and on 2 cores the
@@ -46,6 +48,7 @@ for sanitizer in "${sanitizers[@]}"; do
     echo "== swift test --sanitize=$sanitizer (log: $log)"
     start=$SECONDS
     LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+    TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
         swift test --sanitize="$sanitizer" --scratch-path ".build/$short" \
         --no-parallel --disable-xctest "$@" >"$log" 2>&1
     status=$?

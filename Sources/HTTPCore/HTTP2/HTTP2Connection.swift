@@ -227,10 +227,6 @@ final class HTTP2Connection: Sendable {
     func onClose(_ id: Int32, _ handler: @escaping @Sendable () -> Void) {
         if !core.withLock({ $0.onClose(id, handler) }) { handler() }
     }
-
-    func isClosed(_ id: Int32) -> Bool {
-        core.withLock { $0.isClosed(id) }
-    }
 }
 
 /// A streaming response's handle on its HTTP/2 stream (`ResponseStream` over HTTP/2):
@@ -246,5 +242,4 @@ final class HTTP2StreamControl: Sendable {
 
     func abort() { connection.reset(id) }
     func onPeerClosed(_ handler: @escaping @Sendable () -> Void) { connection.onClose(id, handler) }
-    var isPeerClosed: Bool { connection.isClosed(id) }
 }

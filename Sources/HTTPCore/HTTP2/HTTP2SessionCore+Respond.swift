@@ -100,10 +100,6 @@ extension HTTP2SessionCore {
         return true
     }
 
-    func isClosed(_ id: Int32) -> Bool {
-        streams[id].map { $0.closed } ?? true
-    }
-
     /// Work queued by closes (sources to cancel, close handlers), to run outside the lock.
     func takeClosedWork() -> [@Sendable () -> Void] {
         defer { closedWork.removeAll() }

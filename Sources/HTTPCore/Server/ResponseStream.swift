@@ -1,8 +1,8 @@
-/// The body writer of a streaming response. It frames what it is given for
-/// the request's HTTP version (chunked on 1.1, close-delimited on 1.0), so the
-/// code above writes plain payload bytes.
+/// A streaming response's connection, for its pump (`StreamPump`): it frames the
+/// source's bytes for the request's HTTP version (chunked on 1.1, close-delimited
+/// on 1.0), and ends the body.
 ///
-/// One task writes at a time; `onPeerClosed` and `abort` may be used from anywhere.
+/// `onPeerClosed` and `abort` may be used from anywhere.
 public final class ResponseStream: Sendable {
     let connection: Connection
     let chunked: Bool
@@ -13,13 +13,6 @@ public final class ResponseStream: Sendable {
         self.connection = connection
         self.chunked = chunked
         self.http2 = http2
-    }
-
-    /// Writes the chunks, in order, as one `writev` where the socket allows.
-    public func write(_ chunks: [[UInt8]]) async throws {
-        let framed = framed(chunks)
-        guard !framed.isEmpty else { return }
-        try await connection.write(framed)
     }
 
     /// The chunks as the body carries them: on HTTP/1.1 one chunk of them all
@@ -42,9 +35,6 @@ public final class ResponseStream: Sendable {
         if let http2 { return http2.onPeerClosed(handler) }
         connection.onPeerClosed(handler)
     }
-
-    /// Whether the client has gone.
-    public var isPeerClosed: Bool { http2?.isPeerClosed ?? connection.isPeerClosed }
 
     /// Ends the connection at once (e.g. a subscriber that fell too far behind):
     /// a write in progress fails, the stream's task unwinds.

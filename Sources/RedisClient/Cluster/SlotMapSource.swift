@@ -22,9 +22,6 @@ public final class SlotMapSource: Sendable {
     private let timeout: Duration
     private let loop: EventLoop
     private let state: Locked<SlotMapRefreshState<Waiter>>
-    /// Taken around resuming waiters and by each resumed waiter, so that
-    /// ThreadSanitizer sees the hand-off (as `PipelineCore`'s fence; a byte, not `()`).
-    private let resumeFence = Locked<UInt8>(0)
     /// Addresses reported lost, asked last (until a map without them is read).
     private let lost = Locked(Set<ClusterAddress>())
 
@@ -51,7 +48,6 @@ public final class SlotMapSource: Sendable {
         let result = await withUnsafeContinuation { (waiter: Waiter) in
             if state.withLock({ $0.request(waiter) }) { startFetch() }
         }
-        resumeFence.withLock { _ in }
         return try result.get()
     }
 
@@ -68,10 +64,9 @@ public final class SlotMapSource: Sendable {
                     let named = Set(map.nodes.map(\.address))
                     lost.withLock { $0.subtract(named) }
                 }
+                // Resumed after the lock (see scripts/tsan-suppressions.txt for TSan's view of it).
                 let (waiters, again) = state.withLock { $0.finished(outcome) }
-                resumeFence.withLock { _ in
-                    for waiter in waiters { waiter.resume(returning: outcome) }
-                }
+                for waiter in waiters { waiter.resume(returning: outcome) }
                 if !again { return }
             } while true
         }

@@ -1,0 +1,57 @@
+import RedisClient
+import StreamHub
+
+/// What arrives on a shard's subscribed connection: the followed topics' messages,
+/// this gateway's probe, and on Redis Cluster the end of a sharded subscription that
+/// the cluster decided (`sunsubscribe`: its slot moved, or the node became a replica).
+extension ClusterEngine {
+    /// A push on shard `index`'s subscribed connection (in arrival order; the reader
+    /// waits for this to return).
+    func received(_ push: RedisPush, shard index: Int, generation: UInt64) async {
+        switch push {
+        case .message(let message):
+            await received(message, shard: index, generation: generation)
+        case .shardChannelUnsubscribed(let channel):
+            shardChannelEnded(channel, shard: index, generation: generation)
+        }
+    }
+
+    /// A message from the subscribed connection.
+    func received(_ message: RedisMessage, shard index: Int, generation: UInt64) async {
+        guard index < shards.count, generation == shards[index].generation, !isShutdown else { return }
+        if message.channel == shards[index].keys.probeChannel(gateway: configuration.gatewayID) {
+            shards[index].probesSeen = max(shards[index].probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
+            readiness.probeReturned(shard: index, generation: generation)
+            return
+        }
+        guard let topic = ClusterKeys.topic(ofChannel: message.channel), followed[topic] != nil,
+              topicShard[topic] == index, let decoded = ClusterMessage(payload: message.payload) else { return }
+        switch followed[topic]!.received(decoded) {
+        case .apply(let next):
+            _ = try? await hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
+            fencesMayBeReached(topic)
+        case .sync:
+            doorbellRinger.yield()
+        case .none, .subscribe, .runSync, .live:
+            break
+        }
+    }
+
+    /// Redis Cluster ended a sharded subscription (its slot moved, or the node became a
+    /// replica): the map is read again, the topic subscribes where it says and syncs
+    /// from the keys (what was published between the two owners' switch reached no
+    /// subscriber, but it is in the keys). The probe's channel: the link starts over.
+    func shardChannelEnded(_ channel: [UInt8], shard index: Int, generation: UInt64) {
+        guard index < shards.count, generation == shards[index].generation, !isShutdown else { return }
+        if channel == shards[index].keys.probeChannel(gateway: configuration.gatewayID) {
+            requestMapRefresh()
+            if let link = link(shard: index) {
+                linkLost(link, shard: index, because: .unreachable("the node stopped serving this gateway's probe (its slot moved)"))
+            }
+            return
+        }
+        guard let topic = ClusterKeys.topic(ofChannel: channel), followed[topic] != nil, topicShard[topic] == index else { return }
+        resubscribe(topic)
+        requestMapRefresh()
+    }
+}
