@@ -110,16 +110,16 @@ extension ClusterEngine {
         doorbellRinger.yield()
     }
 
-    /// Watches the link until it is lost: whether it is still open every 100 ms; every
-    /// second a probe must have come back through pub/sub (a subscribed connection
-    /// can stop delivering while both sockets look fine), and liveness and
-    /// subscriber counts are written.
+    /// Watches the link until it is lost: whether it is still open every 100 ms; at once
+    /// and then every second a probe goes out, and must have come back through pub/sub (a
+    /// subscribed connection can stop delivering while both sockets look fine; the link
+    /// is ready only once the first one is back), and liveness and subscriber counts are written.
     private func monitor(_ link: RedisLink, shard index: Int) async {
         var ticks = 0
         while !isShutdown, link.isOpen, self.link(shard: index)?.generation == link.generation {
+            if ticks % 10 == 0, !(await heartbeat(link, shard: index)) { return }
             try? await configuration.clock.sleep(for: .milliseconds(100), tolerance: nil)
             ticks += 1
-            if ticks % 10 == 0, !(await heartbeat(link, shard: index)) { return }
         }
     }
 

@@ -27,14 +27,12 @@ extension ClusterEngine {
                 shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
             } ?? (asking == nil ? routing.shard(of: topic) : nil)
             guard let index = target else {
-                readiness.refused(asking.map { "the Redis Cluster node \($0) importing the topic's slot is not linked" }
-                                  ?? "no Redis Cluster master serves the topic's slot now (a failover or reshard); retry in a moment")
                 if asking == nil { requestMapRefresh() }
-                throw .unavailable
+                throw .unavailable(reason: asking.map { "the Redis Cluster node \($0) importing the topic's slot is not linked" }
+                                   ?? "no Redis Cluster master serves the topic's slot now (a failover or reshard); retry in a moment")
             }
             guard let link = link(shard: index), readiness.isReady(shard: index), link.publisher.isOpen else {
-                readiness.refused(readiness.reason(shard: index) ?? "the connection to the cluster's Redis was lost")
-                throw .unavailable
+                throw .unavailable(reason: readiness.reason(shard: index) ?? "the connection to the cluster's Redis was lost")
             }
             let shardKeys = shards[index].keys
             let arguments: [[UInt8]] = [
@@ -49,8 +47,7 @@ extension ClusterEngine {
             // blocks its connection: others pipelined behind it would wait out its timeout).
             if configuration.minReplicas > 0 {
                 guard await takeReplicaTurn(shard: index) else {
-                    readiness.refused(replicasShortText(shard: index))
-                    throw .unavailable
+                    throw .unavailable(reason: replicasShortText(shard: index))
                 }
             }
             var replicasShort: Int?
@@ -82,28 +79,24 @@ extension ClusterEngine {
                         asking = nil
                         continue
                     case .tryAgain:
-                        readiness.refused("the topic's slot is moving between Redis Cluster masters; retry in a moment")
-                        throw .unavailable
+                        throw .unavailable(reason: "the topic's slot is moving between Redis Cluster masters; retry in a moment")
                     case .clusterDown, .notMaster:
                         requestMapRefresh()
                     }
                 }
-                refused(error, link: link, shard: index)
-                throw .unavailable
+                throw .unavailable(reason: refusal(error, link: link, shard: index))
             }
             guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
                   let subscribers = parts[1].integer else {
-                readiness.refused("Redis gave an unexpected reply to the publish script")
-                throw .unavailable
+                throw .unavailable(reason: "Redis gave an unexpected reply to the publish script")
             }
             if configuration.minReplicas > 0 {
                 let acknowledged = try await replicasHolding(link, shard: index)
                 guard acknowledged >= configuration.minReplicas else {
                     replicasShort = acknowledged
-                    readiness.refused("stored on the Redis master but only \(acknowledged) of the \(configuration.minReplicas) "
-                                      + "replicas required (--redis-min-replicas) confirmed it within "
-                                      + "\(configuration.minReplicasTimeout); it may be delivered, and may be lost if the master fails")
-                    throw .unavailable
+                    throw .unavailable(reason: "stored on the Redis master but only \(acknowledged) of the \(configuration.minReplicas) "
+                                       + "replicas required (--redis-min-replicas) confirmed it within "
+                                       + "\(configuration.minReplicasTimeout); it may be delivered, and may be lost if the master fails")
                 }
             }
             counters.published(channel)
@@ -124,32 +117,31 @@ extension ClusterEngine {
                                                          timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
             return Int(reply.integer ?? 0)
         } catch {
-            refused(error, link: link, shard: index)
-            throw .unavailable
+            throw .unavailable(reason: refusal(error, link: link, shard: index))
         }
     }
 
-    /// Records why a publish's command failed; a master turned replica (`READONLY`) is
+    /// Why a publish's command failed, for its 503 (this refusal's own reason: another
+    /// publish refused meanwhile has its own); a master turned replica (`READONLY`) is
     /// looked for again, a pause for restoring ids is noted for `/readyz`.
-    private func refused(_ error: RedisError, link: RedisLink, shard index: Int) {
+    private func refusal(_ error: RedisError, link: RedisLink, shard index: Int) -> String {
         switch error {
         case .server(let message) where message.hasPrefix("READONLY"):
-            readiness.refused("the Redis node answered READONLY: it is a replica now; finding the master again")
             linkLost(link, shard: index, because: .noMaster("the node in use became a replica"))
+            return "the Redis node answered READONLY: it is a replica now; finding the master again"
         case .server(let message) where message.hasPrefix("REFLOOR"):
             readiness.pause(shard: index, until: .now + .milliseconds(250))
-            readiness.refused("the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment")
+            return "the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment"
         case .server(let message) where message.hasPrefix("CLUSTERDOWN"):
-            readiness.refused("the Redis Cluster refused the publish (\(message)): a master is lost and not yet replaced; "
-                              + "retry in a moment")
+            return "the Redis Cluster refused the publish (\(message)): a master is lost and not yet replaced; retry in a moment"
         case .server(let message):
-            readiness.refused("Redis refused the publish: \(message)")
+            return "Redis refused the publish: \(message)"
         case .timedOut:
-            readiness.refused("the cluster's Redis did not answer within \(configuration.commandTimeout)")
+            return "the cluster's Redis did not answer within \(configuration.commandTimeout)"
         case .closed, .unreachable, .protocolError:
-            readiness.refused("the connection to the cluster's Redis was lost")
+            return "the connection to the cluster's Redis was lost"
         case .cancelled:
-            readiness.refused("the publish was cancelled before Redis answered")
+            return "the publish was cancelled before Redis answered"
         }
     }
 }

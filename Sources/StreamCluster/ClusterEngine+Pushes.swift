@@ -21,6 +21,7 @@ extension ClusterEngine {
         guard index < shards.count, generation == shards[index].generation, !isShutdown else { return }
         if message.channel == shards[index].keys.probeChannel(gateway: configuration.gatewayID) {
             shards[index].probesSeen = max(shards[index].probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
+            readiness.probeReturned(shard: index, generation: generation)
             return
         }
         guard let topic = ClusterKeys.topic(ofChannel: message.channel), followed[topic] != nil,

@@ -93,8 +93,6 @@ public actor ClusterEngine: StreamEngine {
 
     public nonisolated var notReadyReason: String? { readiness.reason }
 
-    public nonisolated var refusalReason: String? { readiness.refusal }
-
     public nonisolated var metrics: [EngineMetric] {
         var metrics = [
             EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers (on Redis Cluster: every master), else 0.",

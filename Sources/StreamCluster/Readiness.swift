@@ -9,6 +9,9 @@ enum NotReady: Error, Sendable, Equatable {
     case noMaster(String)
     /// This gateway's probe through pub/sub did not come back: its subscriptions may not deliver.
     case probeLost
+    /// A new link is up, but no probe sent through it has come back yet: whether its
+    /// pub/sub delivers is not known.
+    case probePending
     /// The engine was shut down.
     case shutDown
 
@@ -17,6 +20,7 @@ enum NotReady: Error, Sendable, Equatable {
         case .unreachable(let reason): "the cluster's Redis is unreachable (\(reason))"
         case .noMaster(let reason): "no Redis master is known (\(reason))"
         case .probeLost: "this gateway's Redis pub/sub stopped delivering (its probe did not come back); reconnecting"
+        case .probePending: "this gateway's Redis link is new and its pub/sub probe has not come back yet"
         case .shutDown: "the gateway is shutting down"
         }
     }
@@ -29,8 +33,11 @@ enum NotReady: Error, Sendable, Equatable {
 /// per master, each named by its address, plus whether a slot map was read at all.
 ///
 /// Promises: ready only while every shard in use has a link of its current generation
-/// up, no connection of it has been seen closing, and no pause runs on it; `reason` is
-/// nil exactly when ready, and names the shard that is not (on Redis Cluster).
+/// up, a probe sent through it has come back (its pub/sub delivers), no connection of
+/// it has been seen closing, and no pause runs on it; `reason` is nil exactly when
+/// ready, and names the shard that is not (on Redis Cluster). A refused publish's own
+/// reason is not kept here: it travels with its error (`PublishError.unavailable`), so
+/// concurrent refusals cannot swap reasons.
 /// Only plain values under the lock: nothing is resumed or called out while it is held.
 final class Readiness: Sendable {
     private struct Shard {
@@ -46,8 +53,6 @@ final class Readiness: Sendable {
         var shards: [Int: Shard]
         /// Not ready whatever the shards say (Redis Cluster: no slot map read yet).
         var overall: NotReady?
-        /// A publish's own reason for its last refusal while the link was up (e.g. too few replicas).
-        var lastRefusal: String?
     }
 
     private let state: Mutex<State>
@@ -77,11 +82,20 @@ final class Readiness: Sendable {
         state.withLock { if $0.overall != .shutDown { $0.overall = reason } }
     }
 
-    /// A link of `generation` is up.
+    /// A link of `generation` is up: the shard is ready once a probe sent through it comes back.
     func up(shard: Int = 0, generation: UInt64) {
         state.withLock {
-            guard var entry = $0.shards[shard] else { return }
+            guard var entry = $0.shards[shard], entry.notReady != .shutDown else { return }
             entry.generation = generation
+            entry.notReady = .probePending
+            $0.shards[shard] = entry
+        }
+    }
+
+    /// A probe came back through the pub/sub of the shard's link `generation`: it delivers.
+    func probeReturned(shard: Int = 0, generation: UInt64) {
+        state.withLock {
+            guard var entry = $0.shards[shard], entry.generation == generation, entry.notReady == .probePending else { return }
             entry.notReady = nil
             $0.shards[shard] = entry
         }
@@ -94,7 +108,7 @@ final class Readiness: Sendable {
             guard var entry = $0.shards[shard] else { return }
             entry.generation = 0
             // The first cause stays: "probe lost" is not overwritten by the reconnect's "connecting".
-            if entry.notReady == nil || reason == .shutDown { entry.notReady = reason }
+            if entry.notReady == nil || entry.notReady == .probePending || reason == .shutDown { entry.notReady = reason }
             $0.shards[shard] = entry
         }
     }
@@ -107,7 +121,8 @@ final class Readiness: Sendable {
     /// A connection of link `generation` closed: not ready from now on (the monitor then relinks).
     func connectionClosed(generation: UInt64) {
         state.withLock {
-            for (index, entry) in $0.shards where entry.generation == generation && entry.notReady == nil {
+            for (index, entry) in $0.shards
+            where entry.generation == generation && (entry.notReady == nil || entry.notReady == .probePending) {
                 $0.shards[index]?.notReady = .unreachable("a connection to Redis closed")
             }
         }
@@ -122,19 +137,18 @@ final class Readiness: Sendable {
         }
     }
 
-    func refused(_ reason: String?) {
-        state.withLock { $0.lastRefusal = reason }
-    }
-
     var isReady: Bool { reason == nil }
 
     /// Whether the shard's link serves now (no cause, no pause).
     func isReady(shard: Int) -> Bool { reason(shard: shard) == nil }
 
-    /// Whether every shard's link is up and none of its connections was seen closing (pause or not).
+    /// Whether every shard's link is up and none of its connections was seen closing (pause
+    /// or pending probe or not).
     var isLinkUp: Bool {
         state.withLock { state in
-            state.overall == nil && state.shards.values.allSatisfy { $0.notReady == nil && $0.generation != 0 }
+            state.overall == nil && state.shards.values.allSatisfy {
+                ($0.notReady == nil || $0.notReady == .probePending) && $0.generation != 0
+            }
         }
     }
 
@@ -168,11 +182,6 @@ final class Readiness: Sendable {
                 + "the gateways restore the ids for \(milliseconds(until - now)) ms more"
         }
         return nil
-    }
-
-    /// Why the last publish was refused: the reason not to be ready, else its own.
-    var refusal: String? {
-        reason ?? state.withLock { $0.lastRefusal }
     }
 
     private static func milliseconds(_ duration: Duration) -> Int64 {

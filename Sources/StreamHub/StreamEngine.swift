@@ -20,9 +20,6 @@ public protocol StreamEngine: Sendable {
     /// Why the engine is not ready, in a sentence (`/readyz`'s 503 body); nil when ready.
     var notReadyReason: String? { get }
 
-    /// Why the last refused publish (`.unavailable`) was refused, in a sentence; nil: no reason known.
-    var refusalReason: String? { get }
-
     /// Registers one subscriber of `topics`' `channel` (one slot or several) and
     /// queues what it must see first in each (see `Hub.subscribe(topics:channel:resumeAfter:)`):
     /// one subscriber, one queue, live in every topic before this returns.
@@ -33,8 +30,8 @@ public protocol StreamEngine: Sendable {
     /// Publishes one value with the topic channel's next id: the one publish entry.
     /// Where the engine's work runs is its own concern (the in-memory hub publishes
     /// at once when called on its loop, without a hop).
-    /// - Throws: `.unavailable` when the value could not be stored (nothing was
-    ///   published), `.shutdown` after `shutdown()`.
+    /// - Throws: `.unavailable` with why, when the value could not be stored (or not
+    ///   on as many replicas as asked), `.shutdown` after `shutdown()`.
     func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
 
     /// Gauges from the engine's tables.
@@ -88,6 +85,4 @@ extension StreamEngine {
     public var metrics: [EngineMetric] { [] }
 
     public var notReadyReason: String? { isReady ? nil : "not ready" }
-
-    public var refusalReason: String? { nil }
 }

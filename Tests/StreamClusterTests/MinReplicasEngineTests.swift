@@ -31,18 +31,28 @@ struct MinReplicasEngineTests {
         // 20 publishes at once: pipelined behind each other's WAIT they would take 20 × 500 ms
         // and time the link out; taking turns, the first waits out its WAIT, the rest are refused with it.
         let started = ContinuousClock.now
-        let outcomes = await withTaskGroup(of: Bool.self) { group in
+        // Each outcome: nil when acknowledged, else the refusal's own reason.
+        let outcomes = await withTaskGroup(of: String?.self) { group in
             for index in 0..<20 {
-                group.addTask { (try? await running.publish("safe", .events, "b\(index)")) != nil }
+                group.addTask {
+                    do {
+                        _ = try await running.publish("safe", .events, "b\(index)")
+                        return nil
+                    } catch PublishError.unavailable(let reason) {
+                        return reason
+                    } catch {
+                        return "\(error)"
+                    }
+                }
             }
-            var outcomes: [Bool] = []
+            var outcomes: [String?] = []
             for await outcome in group { outcomes.append(outcome) }
             return outcomes
         }
         let took = ContinuousClock.now - started
-        #expect(outcomes.allSatisfy { !$0 }, "every publish refused while the replica is silent")
+        #expect(outcomes.allSatisfy { $0 != nil }, "every publish refused while the replica is silent")
         #expect(took < .milliseconds(1500), "refused within about one WAIT timeout, took \(took)")
-        #expect(engine.refusalReason?.contains("of the 1 replicas required") == true, "\(engine.refusalReason ?? "")")
+        #expect(outcomes.allSatisfy { $0?.contains("of the 1 replicas required") == true }, "\(outcomes.compactMap { $0 }.prefix(2))")
         // The command connection was held by nothing: a new subscription is served at once.
         let subscribing = ContinuousClock.now
         let stream = try await running.subscribe("other")

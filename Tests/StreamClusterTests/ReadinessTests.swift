@@ -1,13 +1,15 @@
 import Testing
 @testable import StreamCluster
 
-/// What `/readyz` reads, driven call by call without Redis: ready only with a link up and
-/// no pause; the first cause of going down is the one told; an older link's close is ignored.
+/// What `/readyz` reads, driven call by call without Redis: ready only with a link up, its
+/// probe back and no pause; the first cause of going down is the one told; an older link's
+/// close is ignored.
 struct ReadinessTests {
     @Test func readyOnlyWhileALinkIsUpAndNoPauseRuns() {
         let readiness = Readiness()
         #expect(!readiness.isReady && readiness.reason?.contains("unreachable (connecting)") == true)
         readiness.up(generation: 1)
+        readiness.probeReturned(generation: 1)
         #expect(readiness.isReady && readiness.reason == nil && readiness.isLinkUp)
 
         readiness.pause(until: .now + .seconds(60))
@@ -20,6 +22,7 @@ struct ReadinessTests {
     @Test func theFirstCauseIsToldAndOlderLinksAreIgnored() {
         let readiness = Readiness()
         readiness.up(generation: 2)
+        readiness.probeReturned(generation: 2)
         readiness.connectionClosed(generation: 1)
         #expect(readiness.isReady, "a connection of an older link closing changes nothing")
         readiness.down(.probeLost)
@@ -28,6 +31,7 @@ struct ReadinessTests {
         readiness.stillDown(.noMaster("no sentinel answers"))
         #expect(readiness.reason?.hasPrefix("no Redis master is known") == true)
         readiness.up(generation: 3)
+        readiness.probeReturned(generation: 3)
         #expect(readiness.isReady)
         readiness.connectionClosed(generation: 3)
         #expect(readiness.reason?.contains("a connection to Redis closed") == true && !readiness.isLinkUp)
@@ -36,13 +40,22 @@ struct ReadinessTests {
         #expect(readiness.reason == NotReady.shutDown.text, "shutdown is final")
     }
 
-    /// A refused publish's reason: why not ready when not, else the publish's own.
-    @Test func aRefusalSaysWhy() {
+    /// A new link is not ready until a probe sent through it came back (after a lost probe
+    /// too): a probe of an older link does not count; a loss meanwhile is told as the cause.
+    @Test func aNewLinkWaitsForItsProbe() {
         let readiness = Readiness()
         readiness.up(generation: 1)
-        readiness.refused("only 0 of the 1 replicas required")
-        #expect(readiness.refusal == "only 0 of the 1 replicas required")
+        readiness.probeReturned(generation: 1)
         readiness.down(.probeLost)
-        #expect(readiness.refusal == NotReady.probeLost.text)
+        readiness.up(generation: 2)
+        #expect(!readiness.isReady && readiness.isLinkUp)
+        #expect(readiness.reason == NotReady.probePending.text)
+        readiness.probeReturned(generation: 1)
+        #expect(!readiness.isReady, "a probe of the old link proves nothing about the new one")
+        readiness.down(.probeLost)
+        #expect(readiness.reason == NotReady.probeLost.text, "a pending probe gives way to the cause")
+        readiness.up(generation: 3)
+        readiness.probeReturned(generation: 3)
+        #expect(readiness.isReady)
     }
 }

@@ -31,9 +31,8 @@ struct PublishHandler: Sendable {
         do throws(PublishError) {
             let result = try await engine.publish(topic: topic, channel: channel, data: value, event: event)
             return .response(HTTPResponse(status: .ok, headers: Self.replyHeaders, body: Self.replyBody(result)))
-        } catch .unavailable {
-            // Nothing was stored: the client may retry shortly (another gateway may take it).
-            let reason = engine.refusalReason ?? "the cluster's Redis is unreachable"
+        } catch .unavailable(let reason) {
+            // Not stored (or not on enough replicas): the client may retry shortly (another gateway may take it).
             return .refused(.serviceUnavailable, "cannot store the value now: \(reason)", headers: ["Retry-After": "1"])
         } catch {
             return .refused(.serviceUnavailable, "the gateway is shutting down")

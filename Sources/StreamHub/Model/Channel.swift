@@ -39,7 +39,8 @@ public enum PublishError: Error, Sendable, Equatable {
     case staleID(last: UInt64)
     /// The hub has been shut down.
     case shutdown
-    /// The value could not be stored (the cluster's Redis is unreachable or did not
-    /// answer in time); nothing was published: answer 503 with `Retry-After`.
-    case unavailable
+    /// The value could not be stored, or not as durably as asked (the cluster's Redis
+    /// is unreachable, did not answer in time, or too few replicas confirmed it):
+    /// answer 503 with `Retry-After` and `reason`, this refusal's own sentence.
+    case unavailable(reason: String)
 }
