@@ -56,9 +56,10 @@ SSE_TEST_HTTP=2 swift test \
 
 echo "== swift test: the end-to-end suites again, on Redis Cluster (3 masters per gateway's test)"
 # The same suites with --redis redis+cluster://: a RedisCluster.startWithoutReplicas()
-# per test (3 redis-servers and redis-cli --cluster create, ~2 s). Serially: some 50
-# clusters at once overload a 2-core machine (connects time out).
-SSE_TEST_BACKEND=redis-cluster swift test --no-parallel \
+# per gateway, leased from a pool of three (RedisClusterPool: each start is 3 redis-servers and
+# redis-cli --cluster create, ~2 s; emptied with FLUSHALL between tests), as some 50
+# clusters at once would overload a 2-core machine (connects time out).
+SSE_TEST_BACKEND=redis-cluster swift test \
     --filter 'CORSAndHeadTests|ProtocolErrorTests|PublishErrorTests|PublishReplyTests|StateReaderTests|StaticAndOpsTests|StreamingTests|HTTPSTests|TopicsStreamTests'
 
 echo "== swift test --filter Reliability, --loops $SSE_GATEWAY_LOOPS then --loops 1"

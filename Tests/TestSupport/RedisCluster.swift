@@ -264,7 +264,7 @@ public final class RedisCluster: Sendable {
     }
 
     /// `redis-cli -p port args…` (raw output); `ok` false when it failed or replied an error.
-    static func command(port: Int, _ arguments: [String]) async throws -> (ok: Bool, text: String) {
+    public static func command(port: Int, _ arguments: [String]) async throws -> (ok: Bool, text: String) {
         let result = try await runToExit(cli, ["-h", "127.0.0.1", "-p", String(port)] + arguments, upTo: 10)
         let text = result.stdout
         let refused = text.hasPrefix("ERR") || text.hasPrefix("MOVED") || text.hasPrefix("ASK") || text.hasPrefix("CLUSTERDOWN")

@@ -32,7 +32,8 @@ final class RunningGateway: GatewayUnderTest {
     /// The gateway's Redis, with the `.redis` backend (its own unless it was given one).
     let redis: RedisServer?
     private let ownsRedis: Bool
-    /// The gateway's Redis Cluster, with the `.redisCluster` backend (its own).
+    /// The gateway's Redis Cluster, with the `.redisCluster` backend (leased from
+    /// `RedisClusterPool`, emptied, and given back when the gateway stopped).
     let cluster: RedisCluster?
     private let task: Task<Void, Never>
 
@@ -46,7 +47,7 @@ final class RunningGateway: GatewayUnderTest {
                       _ configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws -> RunningGateway {
         let ownsRedis = sharing == nil && backend == .redis
         let redis = ownsRedis ? try await RedisServer.start() : sharing
-        let cluster = sharing == nil && backend == .redisCluster ? try await RedisCluster.startWithoutReplicas() : nil
+        let cluster = sharing == nil && backend == .redisCluster ? try await RedisClusterPool.shared.lease() : nil
         do {
             let running = try RunningGateway(over: transport, redis: redis, ownsRedis: ownsRedis, cluster: cluster, configure)
             let deadline = ContinuousClock.now + .seconds(10)
@@ -56,7 +57,7 @@ final class RunningGateway: GatewayUnderTest {
             return running
         } catch {
             if ownsRedis { await redis?.stop() }
-            for node in cluster?.nodes ?? [] { await node.stop() }
+            if let cluster { await RedisClusterPool.shared.giveBack(cluster) }
             throw error
         }
     }
@@ -88,7 +89,7 @@ final class RunningGateway: GatewayUnderTest {
         gateway.stop()
         await task.value
         if ownsRedis { await redis?.stop() }
-        for node in cluster?.nodes ?? [] { await node.stop() }
+        if let cluster { await RedisClusterPool.shared.giveBack(cluster) }
     }
 }
 
