@@ -97,7 +97,11 @@ extension ClusterEngine {
         for index in shards.indices where !matched.contains(index) && !shards[index].retired {
             // No slot is served by it any more (its slots moved to the other masters).
             configuration.log("\(shardName(index)): serves no slot any more; its link is closed")
-            if let link = link(shard: index) { linkLost(link, shard: index, because: .shutDown) }
+            // Only this shard goes away: not `.shutDown`, which Readiness takes as the whole
+            // gateway shutting down (every publish, subscription and /readyz 503 for good).
+            if let link = link(shard: index) {
+                linkLost(link, shard: index, because: .unreachable("the shard serves no slot any more"))
+            }
             shards[index].retired = true
             shards[index].phase = shards[index].phase.after(.shutdown)
             readiness.retire(shard: index)
