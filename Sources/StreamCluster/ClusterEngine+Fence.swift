@@ -22,10 +22,11 @@ extension ClusterEngine {
         let ids = reply.array ?? []
         let state = UInt64(max(0, ids.first?.integer ?? 0))
         var events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
-        if channel == .events, let resumeAfter, resumeAfter > events, ids.allSatisfy({ $0 == .null }),
-           resumeAfter <= Self.largestResumeID {
-            // Redis holds no ids for the topic (never published, or Redis lost them) but the
-            // client has had `resumeAfter`: the topic's ids go on past it, never backwards.
+        if channel == .events, let resumeAfter, resumeAfter > events, resumeAfter <= Self.largestResumeID {
+            // Redis holds fewer ids for the topic than the client has had (never published,
+            // Redis lost them, or a promoted replica missed the last ones): the topic's ids
+            // go on past `resumeAfter`, never backwards (else the hub, ignoring a resume
+            // above its last id, would send the client ids it has with other data).
             let arguments: [[UInt8]] = [Array("0".utf8), Array(String(resumeAfter).utf8)]
             if (try? await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link,
                                      keys: [ClusterKeys(topic: topic).ids], arguments: arguments)) != nil {
@@ -50,7 +51,9 @@ extension ClusterEngine {
                     // Checked again here: entering the task group and the continuation can let
                     // other work of the engine run first (measured: the topic's sync went live in
                     // between, and a fence registered after that waited out fenceTimeout).
-                    guard followed[topic] != nil, link(of: topic) != nil, !isShutdown else {
+                    // And cancellation: a subscriber cancelled since the first check had its
+                    // cancellation handler find no wait to remove; it must not register one now.
+                    guard followed[topic] != nil, link(of: topic) != nil, !isShutdown, !Task.isCancelled else {
                         continuation.resume(returning: false)
                         return
                     }
