@@ -75,6 +75,46 @@ struct ClusterFenceTests {
             #expect(try await subscription.events(1).first?.number == 4)
         }
     }
+
+    /// Clients cancelled at every moment of their arrival (before, while and after their
+    /// fence is registered) leave nothing behind: no fence waits on for its timeout.
+    @Test func subscribersCancelledWhileArrivingLeaveNoFenceBehind() async throws {
+        try await withCluster(engines: 1, Self.configure) { redis, engines in
+            let a = engines[0]
+            try await breakSyncs(redis, a, "held")
+            for round in 0..<200 {
+                let task = Task { try await a.subscribe("held") }
+                for _ in 0..<(round % 20) { await Task.yield() }
+                task.cancel()
+                _ = try? await task.value
+            }
+            let deadline = ContinuousClock.now + .seconds(2)
+            while await a.engine.fenceState("held") != (waiting: 0, arriving: 0), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(await a.engine.fenceState("held") == (waiting: 0, arriving: 0), "a fence outlived its subscriber")
+        }
+    }
+
+    /// A client resumes with a `Last-Event-ID` above what Redis holds for the topic (a
+    /// promoted replica that missed the last events) on a gateway not following it yet:
+    /// the ids go on past the client's, never backwards (no id it has is sent again
+    /// with other data).
+    @Test func aResumeAboveWhatRedisHoldsRaisesTheIDs() async throws {
+        try await withCluster(engines: 1, Self.configure) { redis, engines in
+            let a = engines[0]
+            let configuration = ClusterConfiguration(redis: try RedisEndpoint(parsing: redis.url))
+            // Redis holds id 1 (the promoted replica); the client had 1…3 from the lost master.
+            #expect(try await publishDirectly(to: redis.url, topic: "resumed", ["v1"], configuration: configuration) == [1])
+            let stream = try await a.subscribe("resumed", after: 3)
+            let ids = try await publishDirectly(to: redis.url, topic: "resumed", ["v4"], configuration: configuration)
+            #expect(ids == [4], "the next id is above the client's Last-Event-ID")
+            let events = try await stream.events(1)
+            #expect(events.map(\.number) == [4])
+            #expect(events.map(\.data) == ["v4"])
+            stream.cancel()
+        }
+    }
 }
 
 extension ClusterEngine {
