@@ -48,8 +48,11 @@ extension ClusterEngine {
             // With --redis-min-replicas: one script + WAIT at a time per shard (a WAIT
             // blocks its connection: others pipelined behind it would wait out its timeout).
             if configuration.minReplicas > 0 {
-                guard await takeReplicaTurn(shard: index) else {
-                    readiness.refused(replicasShortText(shard: index))
+                guard await takeReplicaTurn(shard: index, until: deadline) else {
+                    readiness.refused(ContinuousClock.now >= deadline
+                        ? "waited for the publishes before it on the shard (--redis-min-replicas: one WAIT at a time) "
+                          + "past the command timeout (\(configuration.commandTimeout)); retry in a moment"
+                        : replicasShortText(shard: index))
                     throw .unavailable
                 }
             }
