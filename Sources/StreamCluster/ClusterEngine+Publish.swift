@@ -69,7 +69,11 @@ extension ClusterEngine {
                     case .moved where !moved:
                         moved = true
                         asking = nil
-                        await refreshMapNow()
+                        guard await refreshMapNow(until: deadline) else {
+                            readiness.refused("the topic's slot moved to another Redis Cluster master, and the new slot map "
+                                              + "was not read within the command timeout; retry in a moment")
+                            throw .unavailable
+                        }
                         continue
                     case .ask where asking == nil:
                         asking = redirection.address

@@ -182,6 +182,34 @@ import TestSupport
         await a.stop()
     }
 
+    /// A publish answered `MOVED` while the slot map cannot be read quickly (the nodes
+    /// asked first do not answer): it is refused (503) by its deadline, not after the
+    /// whole read (a connect timeout per silent node).
+    @Test func aMovedPublishWaitsForTheMapNoLongerThanItsDeadline() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let a = try RunningEngine(cluster.url) {
+            $0.slotMapRefreshInterval = .seconds(600)
+            $0.connectTimeout = .seconds(1)
+            $0.commandTimeout = .milliseconds(400)
+        }
+        try await a.ready()
+        let map = try #require(await a.engine.slotMaps?.current)
+        // The source last in the map: a read of the map asks the others first.
+        let source = try #require(map.shards.last)
+        let others = map.shards.dropLast().map(\.master.address.port)
+        let topic = try #require((0..<100_000).lazy.map { "moved-\($0)" }
+            .first { name in source.slots.contains { $0.contains(HashSlot(key: name).value) } })
+        #expect(try await a.publish(topic, .events, "v1").id == 1)
+        try await cluster.moveSlot(HashSlot(key: topic).value, toPort: others[0])
+        for port in others { cluster.server(port: port)!.pause() }
+        let started = ContinuousClock.now
+        await #expect(throws: PublishError.unavailable) { try await a.publish(topic, .events, "v2") }
+        let took = ContinuousClock.now - started
+        for port in others { cluster.server(port: port)!.resume() }
+        #expect(took < .milliseconds(900), "refused after \(took), past the 400 ms command timeout")
+        await a.stop()
+    }
+
     /// A master lost without a replica: only its shard is down. `/readyz` says not ready
     /// and names that shard; its topics' publishes are refused at once; topics on the
     /// other masters are published and streamed as before.
