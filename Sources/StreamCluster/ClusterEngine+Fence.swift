@@ -26,6 +26,9 @@ extension ClusterEngine {
            resumeAfter <= Self.largestResumeID {
             // Redis holds no ids for the topic (never published, or Redis lost them) but the
             // client has had `resumeAfter`: the topic's ids go on past it, never backwards.
+            // (A `Last-Event-ID` above ids Redis does hold is treated as absent, as API.md
+            // says and the memory engine does: raising the ids then would let any client
+            // make a topic's ids jump for every subscriber.)
             let arguments: [[UInt8]] = [Array("0".utf8), Array(String(resumeAfter).utf8)]
             if (try? await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link,
                                      keys: [ClusterKeys(topic: topic).ids], arguments: arguments)) != nil {
@@ -50,7 +53,9 @@ extension ClusterEngine {
                     // Checked again here: entering the task group and the continuation can let
                     // other work of the engine run first (measured: the topic's sync went live in
                     // between, and a fence registered after that waited out fenceTimeout).
-                    guard followed[topic] != nil, link(of: topic) != nil, !isShutdown else {
+                    // And cancellation: a subscriber cancelled since the first check had its
+                    // cancellation handler find no wait to remove; it must not register one now.
+                    guard followed[topic] != nil, link(of: topic) != nil, !isShutdown, !Task.isCancelled else {
                         continuation.resume(returning: false)
                         return
                     }

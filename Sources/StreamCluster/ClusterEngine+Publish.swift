@@ -46,8 +46,11 @@ extension ClusterEngine {
             // With --redis-min-replicas: one script + WAIT at a time per shard (a WAIT
             // blocks its connection: others pipelined behind it would wait out its timeout).
             if configuration.minReplicas > 0 {
-                guard await takeReplicaTurn(shard: index) else {
-                    throw .unavailable(reason: replicasShortText(shard: index))
+                guard await takeReplicaTurn(shard: index, until: deadline) else {
+                    throw .unavailable(reason: ContinuousClock.now >= deadline
+                        ? "waited for the publishes before it on the shard (--redis-min-replicas: one WAIT at a time) "
+                          + "past the command timeout (\(configuration.commandTimeout)); retry in a moment"
+                        : replicasShortText(shard: index))
                 }
             }
             var replicasShort: Int?
@@ -63,7 +66,10 @@ extension ClusterEngine {
                     case .moved where !moved:
                         moved = true
                         asking = nil
-                        await refreshMapNow()
+                        guard await refreshMapNow(until: deadline) else {
+                            throw .unavailable(reason: "the topic's slot moved to another Redis Cluster master, and the "
+                                               + "new slot map was not read within the command timeout; retry in a moment")
+                        }
                         continue
                     case .ask where asking == nil:
                         asking = redirection.address

@@ -6,12 +6,15 @@
 /// once a `WAIT` came back short, the publishes waiting their turn and those arriving
 /// in the next second are refused at once without being stored (503), while one at a
 /// time still tries (so the first that is confirmed again ends the refusals). The
-/// command connection (fences, syncs, counts, probes) is never held.
+/// command connection (fences, syncs, counts, probes) is never held. A publish waits
+/// its turn no longer than its own deadline (the command timeout): refused then (503).
 struct ReplicaTurns {
     /// A publish holds the turn (its script and `WAIT` are under way).
     var busy = false
     /// Publishes waiting their turn, in arrival order (true: go; false: refused).
-    var waiting: [CheckedContinuation<Bool, Never>] = []
+    var waiting: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+    /// The last waiter's id (its deadline's timer finds it by that).
+    var lastID: UInt64 = 0
     /// Until when publishes that would wait are refused at once (a `WAIT` came back short).
     var shortUntil: ContinuousClock.Instant?
     /// The last short `WAIT`'s count, for the refusal's text.
@@ -24,9 +27,9 @@ struct ReplicaTurns {
 }
 
 extension ClusterEngine {
-    /// Waits for the shard's turn; false: refused without waiting (replicas short, too
-    /// many waiting, or the engine shutting down).
-    func takeReplicaTurn(shard index: Int) async -> Bool {
+    /// Waits for the shard's turn until `deadline`; false: refused (replicas short, too
+    /// many waiting, the engine shutting down, or `deadline` passed while waiting).
+    func takeReplicaTurn(shard index: Int, until deadline: ContinuousClock.Instant) async -> Bool {
         var turns = replicaTurns[index] ?? ReplicaTurns()
         if !turns.busy {
             turns.busy = true
@@ -34,10 +37,40 @@ extension ClusterEngine {
             return true
         }
         if let until = turns.shortUntil, until > .now { return false }
-        guard turns.waiting.count < ReplicaTurns.waitingLimit, !isShutdown else { return false }
-        return await withCheckedContinuation { continuation in
-            replicaTurns[index, default: ReplicaTurns()].waiting.append(continuation)
+        guard turns.waiting.count < ReplicaTurns.waitingLimit, !isShutdown, deadline > .now else { return false }
+        turns.lastID += 1
+        let id = turns.lastID
+        replicaTurns[index] = turns
+        return await withTaskGroup(of: Void.self, returning: Bool.self) { group in
+            group.addTask {
+                do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+                await self.replicaTurnOverdue(shard: index, id: id)
+            }
+            let granted = await withCheckedContinuation { continuation in
+                // Decided again here: entering the task group can let other work of the engine
+                // run first (the turn may have been released meanwhile).
+                var turns = replicaTurns[index] ?? ReplicaTurns()
+                if isShutdown || turns.shortUntil.map({ $0 > .now }) == true {
+                    continuation.resume(returning: false)
+                } else if !turns.busy {
+                    turns.busy = true
+                    replicaTurns[index] = turns
+                    continuation.resume(returning: true)
+                } else {
+                    turns.waiting.append((id, continuation))
+                    replicaTurns[index] = turns
+                }
+            }
+            group.cancelAll()
+            return granted
         }
+    }
+
+    /// A waiter's deadline passed before its turn came: refused now.
+    private func replicaTurnOverdue(shard index: Int, id: UInt64) {
+        guard let at = replicaTurns[index]?.waiting.firstIndex(where: { $0.id == id }) else { return }  // Settled.
+        let waiter = replicaTurns[index]!.waiting.remove(at: at).continuation
+        waiter.resume(returning: false)
     }
 
     /// The turn's publish is done; `short`: the count of replicas its `WAIT` confirmed
@@ -49,7 +82,7 @@ extension ClusterEngine {
         if let short {
             turns.lastAcknowledged = short
             turns.shortUntil = .now + ReplicaTurns.refusalWindow
-            refused = turns.waiting
+            refused = turns.waiting.map(\.continuation)
             turns.waiting = []
             turns.busy = false
         } else {
@@ -57,7 +90,7 @@ extension ClusterEngine {
             if turns.waiting.isEmpty {
                 turns.busy = false
             } else {
-                next = turns.waiting.removeFirst()  // The turn passes on: busy stays.
+                next = turns.waiting.removeFirst().continuation  // The turn passes on: busy stays.
             }
         }
         replicaTurns[index] = turns
@@ -69,7 +102,7 @@ extension ClusterEngine {
     func refuseReplicaTurns() {
         let waiting = replicaTurns.values.flatMap(\.waiting)
         replicaTurns = [:]
-        for waiter in waiting { waiter.resume(returning: false) }
+        for waiter in waiting { waiter.continuation.resume(returning: false) }
     }
 
     /// Why a publish was refused without being stored.

@@ -1,3 +1,4 @@
+import Synchronization
 import RedisClient
 
 /// Redis Cluster: the slot map read (at start, when asked — a `MOVED`, a moved
@@ -45,11 +46,23 @@ extension ClusterEngine {
         mapRequests += 1
     }
 
-    /// Reads the map now (a publish's `MOVED`) and applies the newest one.
-    func refreshMapNow() async {
-        guard let slotMaps else { return }
-        _ = try? await slotMaps.refresh()
-        if let map = slotMaps.current { applyMap(map) }
+    /// Reads the map now (a publish's `MOVED`) and applies the newest one; false when
+    /// `deadline` (the publish's) passed first. The read itself cannot be cancelled
+    /// (others may share it): it goes on in a task of its own, bounded by its own
+    /// timeouts, and the watch applies what it brings.
+    func refreshMapNow(until deadline: ContinuousClock.Instant) async -> Bool {
+        guard let slotMaps else { return true }
+        let first = FirstOutcome()
+        Task { _ = try? await slotMaps.refresh(); first.settle(true) }
+        let timer = Task {
+            do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+            first.settle(false)
+        }
+        let inTime = await withCheckedContinuation { first.wait($0) }
+        timer.cancel()
+        if inTime, let map = slotMaps.current { applyMap(map) }
+        if !inTime { requestMapRefresh() }
+        return inTime
     }
 
     /// Makes the shards and the routing what `map` says.
@@ -97,7 +110,11 @@ extension ClusterEngine {
         for index in shards.indices where !matched.contains(index) && !shards[index].retired {
             // No slot is served by it any more (its slots moved to the other masters).
             configuration.log("\(shardName(index)): serves no slot any more; its link is closed")
-            if let link = link(shard: index) { linkLost(link, shard: index, because: .shutDown) }
+            // Only this shard goes away: not `.shutDown`, which Readiness takes as the whole
+            // gateway shutting down (every publish, subscription and /readyz 503 for good).
+            if let link = link(shard: index) {
+                linkLost(link, shard: index, because: .unreachable("the shard serves no slot any more"))
+            }
             shards[index].retired = true
             shards[index].phase = shards[index].phase.after(.shutdown)
             readiness.retire(shard: index)
@@ -112,5 +129,48 @@ extension ClusterEngine {
             if let index = topicShard[name], routing.shard(of: name) != index { resubscribe(name) }
         }
         doorbellRinger.yield()
+    }
+}
+
+/// Whichever of two tasks settles first decides (a map read or its deadline); the
+/// other's word is ignored. Resumes its continuation exactly once, outside the lock.
+final class FirstOutcome: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<Bool, Never>)
+        case settled(Bool)
+        case done
+    }
+
+    private let state = Mutex(State.empty)
+
+    func wait(_ continuation: CheckedContinuation<Bool, Never>) {
+        let early: Bool? = state.withLock {
+            switch $0 {
+            case .settled(let value):
+                $0 = .done
+                return value
+            default:
+                $0 = .waiting(continuation)
+                return nil
+            }
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func settle(_ value: Bool) {
+        let waiter: CheckedContinuation<Bool, Never>? = state.withLock {
+            switch $0 {
+            case .empty:
+                $0 = .settled(value)
+                return nil
+            case .waiting(let continuation):
+                $0 = .done
+                return continuation
+            case .settled, .done:
+                return nil
+            }
+        }
+        waiter?.resume(returning: value)
     }
 }

@@ -75,6 +75,26 @@ struct ClusterFenceTests {
             #expect(try await subscription.events(1).first?.number == 4)
         }
     }
+
+    /// Clients cancelled at every moment of their arrival (before, while and after their
+    /// fence is registered) leave nothing behind: no fence waits on for its timeout.
+    @Test func subscribersCancelledWhileArrivingLeaveNoFenceBehind() async throws {
+        try await withCluster(engines: 1, Self.configure) { redis, engines in
+            let a = engines[0]
+            try await breakSyncs(redis, a, "held")
+            for round in 0..<200 {
+                let task = Task { try await a.subscribe("held") }
+                for _ in 0..<(round % 20) { await Task.yield() }
+                task.cancel()
+                _ = try? await task.value
+            }
+            let deadline = ContinuousClock.now + .seconds(2)
+            while await a.engine.fenceState("held") != (waiting: 0, arriving: 0), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(await a.engine.fenceState("held") == (waiting: 0, arriving: 0), "a fence outlived its subscriber")
+        }
+    }
 }
 
 extension ClusterEngine {

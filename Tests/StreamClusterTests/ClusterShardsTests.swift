@@ -119,6 +119,97 @@ import TestSupport
         await b.stop()
     }
 
+    /// Scale-in: every slot of one master moved to another (`redis-cli --cluster reshard`,
+    /// as before a `del-node`). The emptied master's shard goes away; the gateway stays
+    /// ready, and topics of every slot (those of the emptied master included) are
+    /// published and streamed.
+    @Test func aMasterEmptiedByAReshardRetiresOnlyItsShard() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let often = { (configuration: inout ClusterConfiguration) in configuration.slotMapRefreshInterval = .milliseconds(200) }
+        let (a, b) = (try RunningEngine(cluster.url, often), try RunningEngine(cluster.url, often))
+        try await a.ready()
+        try await b.ready()
+        let byPort = try await Self.topicsOnEveryMaster(cluster, perMaster: 1)
+        let masters = try await cluster.topology().filter { $0.isMaster }
+        let emptied = try #require(masters.first)
+        let target = try #require(masters.last)
+        let count = emptied.slots.reduce(0) { $0 + $1.count }
+        try await cluster.reshard(slots: count, fromPort: emptied.port, toPort: target.port)
+        #expect(try await cluster.topology().first { $0.port == emptied.port }?.slots.isEmpty == true)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while Self.metric(a.engine, "sse_gateway_redis_shards") != 2 || Self.metric(b.engine, "sse_gateway_redis_shards") != 2 {
+            #expect(ContinuousClock.now < deadline, "both gateways read the map without the emptied master")
+            if ContinuousClock.now >= deadline { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(500))  // The maps applied, the emptied shard retired.
+        #expect(a.engine.isReady, "\(a.engine.refusalReason ?? "")")
+        #expect(b.engine.isReady, "\(b.engine.refusalReason ?? "")")
+        for topic in byPort.values.flatMap({ $0 }) {
+            let stream = try await b.subscribe(topic)
+            #expect(try await a.publish(topic, .events, "\(topic)#1").id == 1)
+            #expect(try await stream.events(1).map(\.data) == ["\(topic)#1"])
+            stream.cancel()
+        }
+        #expect(a.engine.isReady && b.engine.isReady)
+        await a.stop()
+        await b.stop()
+    }
+
+    /// The moment of a scale-in that the reshard above may or may not hit (a race with
+    /// the emptied master's own `sunsubscribe` of the probe): a map read from another
+    /// node no longer names a master whose link is up. Its shard is retired; the gateway
+    /// stays ready and serves the topics of the other masters.
+    @Test func aMapWithoutALinkedMasterRetiresOnlyItsShard() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let a = try RunningEngine(cluster.url) { $0.slotMapRefreshInterval = .seconds(600) }
+        try await a.ready()
+        let map = try #require(await a.engine.slotMaps?.current)
+        let emptied = map.shards[0]
+        // Its slots left out (not given to another master: the test's map must not send a
+        // shard's own keys where the real cluster does not have them).
+        let scaledIn = try SlotMap(shards: Array(map.shards.dropFirst()))
+        await a.engine.applyMap(scaledIn)
+        #expect(a.engine.isReady, "\(a.engine.refusalReason ?? "")")
+        let byPort = try await Self.topicsOnEveryMaster(cluster, perMaster: 1)
+        for (port, topics) in byPort where port != emptied.master.address.port {
+            let stream = try await a.subscribe(topics[0])
+            #expect(try await a.publish(topics[0], .events, "v").id == 1)
+            #expect(try await stream.events(1).map(\.data) == ["v"])
+            stream.cancel()
+        }
+        #expect(a.engine.isReady, "\(a.engine.refusalReason ?? "")")
+        await a.stop()
+    }
+
+    /// A publish answered `MOVED` while the slot map cannot be read quickly (the nodes
+    /// asked first do not answer): it is refused (503) by its deadline, not after the
+    /// whole read (a connect timeout per silent node).
+    @Test func aMovedPublishWaitsForTheMapNoLongerThanItsDeadline() async throws {
+        let cluster = try await RedisCluster.startWithoutReplicas()
+        let a = try RunningEngine(cluster.url) {
+            $0.slotMapRefreshInterval = .seconds(600)
+            $0.connectTimeout = .seconds(1)
+            $0.commandTimeout = .milliseconds(400)
+        }
+        try await a.ready()
+        let map = try #require(await a.engine.slotMaps?.current)
+        // The source last in the map: a read of the map asks the others first.
+        let source = try #require(map.shards.last)
+        let others = map.shards.dropLast().map(\.master.address.port)
+        let topic = try #require((0..<100_000).lazy.map { "moved-\($0)" }
+            .first { name in source.slots.contains { $0.contains(HashSlot(key: name).value) } })
+        #expect(try await a.publish(topic, .events, "v1").id == 1)
+        try await cluster.moveSlot(HashSlot(key: topic).value, toPort: others[0])
+        for port in others { cluster.server(port: port)!.pause() }
+        let started = ContinuousClock.now
+        await #expect(throws: PublishError.unavailable) { try await a.publish(topic, .events, "v2") }
+        let took = ContinuousClock.now - started
+        for port in others { cluster.server(port: port)!.resume() }
+        #expect(took < .milliseconds(900), "refused after \(took), past the 400 ms command timeout")
+        await a.stop()
+    }
+
     /// A master lost without a replica: only its shard is down. `/readyz` says not ready
     /// and names that shard; its topics' publishes are refused at once; topics on the
     /// other masters are published and streamed as before.

@@ -72,4 +72,63 @@ struct MinReplicasEngineTests {
         #expect((acknowledged ?? 0) > 1, "confirmed again once the replica answers")
         await running.stop()
     }
+
+    /// A slow replica (paused 300 ms of every 305, each `WAIT` confirmed within its
+    /// 600 ms): 40 publishes at once take turns, and each that waits past its command
+    /// timeout (750 ms) is refused then (503), not after the turns of all before it
+    /// (a few per 305 ms).
+    @Test func publishesWaitingTheirTurnEndByTheirDeadline() async throws {
+        let master = try await RedisServer.start()
+        let replica = try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)])
+        defer { Task { replica.resume(); await replica.stop(); await master.stop() } }
+        let linked = ContinuousClock.now + .seconds(10)
+        while !(try await replica.run(["INFO", "replication"]).string ?? "").contains("master_link_status:up") {
+            #expect(ContinuousClock.now < linked)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let running = try RunningEngine(master.url) {
+            $0.minReplicas = 1
+            $0.commandTimeout = .milliseconds(750)
+            $0.minReplicasTimeout = .milliseconds(600)
+        }
+        try await running.ready()
+        var first: UInt64?
+        let linkedUp = ContinuousClock.now + .seconds(10)
+        while first == nil, ContinuousClock.now < linkedUp {
+            first = try? await running.publish("slow", .events, "a").id
+            if first == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(first != nil, "confirmed before the replica is slowed")
+        let slowing = Task {
+            while !Task.isCancelled {
+                replica.pause()
+                try? await Task.sleep(for: .milliseconds(300))
+                replica.resume()
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let started = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: (Bool, Duration).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let start = ContinuousClock.now
+                    let ok = (try? await running.publish("slow", .events, "b\(index)")) != nil
+                    return (ok, ContinuousClock.now - start)
+                }
+            }
+            var outcomes: [(Bool, Duration)] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        let took = ContinuousClock.now - started
+        slowing.cancel()
+        await slowing.value
+        replica.resume()
+        let longest = outcomes.map(\.1).max() ?? .zero
+        // The command timeout + one WAIT's + a margin for a loaded machine.
+        #expect(longest < .milliseconds(2000), "a publish waited \(longest) (all took \(took))")
+        #expect(outcomes.contains { $0.0 }, "some publishes were confirmed by the slow replica")
+        #expect(outcomes.contains { !$0.0 }, "those past their deadline were refused (all took \(took))")
+        await running.stop()
+    }
 }
