@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import Testing
 @testable import HTTPCore
 
@@ -72,7 +72,7 @@ struct LoopExecutorTests {
     /// it would otherwise wait for the 100 ms tick).
     @Test func turnEndWorkRunsOnTheLoopThread() async {
         final class Probe: TurnEndWork {
-            let ran = Mutex<[Bool]>([])
+            let ran = Locked<[Bool]>([])
             let loop: EventLoop
             init(loop: EventLoop) { self.loop = loop }
             func runAtTurnEnd() { ran.withLock { $0.append(loop.isLoopThread) } }
@@ -95,7 +95,7 @@ struct LoopExecutorTests {
     /// run on their own loop's thread.
     @Test func workReadiedForAnotherLoopCrossesOncePerBatch() async throws {
         final class Probe: TurnEndWork {
-            let ran = Mutex<[Bool]>([])
+            let ran = Locked<[Bool]>([])
             let loop: EventLoop
             init(loop: EventLoop) { self.loop = loop }
             func runAtTurnEnd() { ran.withLock { $0.append(loop.isLoopThread) } }
