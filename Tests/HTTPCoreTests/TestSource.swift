@@ -51,8 +51,13 @@ final class TestSource: StreamSource {
 
     func written(_ batch: StreamBatch, at time: ContinuousClock.Instant) {}
 
+    /// Lets go of the pump's `ready` callback (which holds the pump, which holds this
+    /// source: kept, the two would never be freed), as `StreamSource.cancel` asks.
     func cancel() {
-        state.withLock { $0.cancelled = true }
+        state.withLock {
+            $0.cancelled = true
+            $0.ready = nil
+        }
         cancelled.fire()
     }
 }
