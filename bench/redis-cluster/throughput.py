@@ -11,7 +11,8 @@ Every system is started fresh for every run, in a temporary directory, on free p
            them), two `sse-gateway --redis redis+cluster://p1,p2,p3`
   nchan    the same 3-master cluster, two nginx + Nchan (one worker each) whose upstream names
            the three nodes (`nchan_redis_server`; Nchan discovers the cluster)
-Servers and redis-servers on CPU 0 (taskset), the load (sse-load) on CPU 1, as bench/cluster.py.
+Servers and redis-servers on CPU 0 (taskset), the load (sse-load) on CPU 1, as bench/cluster.py;
+with --no-pin all of them free on every core.
 
 The load, per step (one sse-load run per step, the system kept between steps):
   --topics T --subscribers T (one subscriber per topic: topic t's on gateway t % 2),
@@ -46,6 +47,11 @@ from clustering.processes import redis_command  # noqa: E402
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
 SERVER_CPU, LOAD_CPU = "0", "1"
+PIN = True  # --no-pin: every process free on every core
+
+
+def pinned(cpu):
+    return ["taskset", "-c", cpu] if PIN else []
 
 
 class Proc:
@@ -115,7 +121,7 @@ class System:
         for i in range(3 if cluster else 1):
             port = free_port()
             d = os.path.join(self.workdir, f"redis{i + 1}")
-            command = ["taskset", "-c", SERVER_CPU, REDIS, "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
+            command = pinned(SERVER_CPU) + [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
                        "--save", "", "--appendonly", "no", "--daemonize", "no", "--maxclients", "10000"]
             if cluster:
                 command += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -152,10 +158,10 @@ class System:
                 path = os.path.join(d, "nginx.conf")
                 with open(path, "w") as f:
                     f.write(conf)
-                command = ["taskset", "-c", SERVER_CPU, "nginx", "-c", path, "-p", d + "/", "-e",
+                command = pinned(SERVER_CPU) + ["nginx", "-c", path, "-p", d + "/", "-e",
                            os.path.join(d, "error.log")]
             else:
-                command = ["taskset", "-c", SERVER_CPU, self.args.binary, "--host", "127.0.0.1", "--port", str(port),
+                command = pinned(SERVER_CPU) + [self.args.binary, "--host", "127.0.0.1", "--port", str(port),
                            "--public", os.path.join(ROOT, "public"), "--redis", url]
             node = Proc(f"{self.kind} node {i + 1}", command, d, port)
             self.nodes.append(node)
@@ -221,7 +227,7 @@ def delta(a, b):
 
 def step(system, args, run, rate):
     urls = [f"http://127.0.0.1:{n.port}" for n in system.nodes]
-    command = ["taskset", "-c", LOAD_CPU, LOAD]
+    command = pinned(LOAD_CPU) + [LOAD]
     for u in urls:
         command += ["--url", u]
     command += ["--publish-to", "all", "--subscribers", str(args.topics), "--topics", str(args.topics),
@@ -269,9 +275,12 @@ def main():
     ap.add_argument("--publishers", type=int, default=32)
     ap.add_argument("--step", type=int, default=5)
     ap.add_argument("--binary", default=GATEWAY)
+    ap.add_argument("--no-pin", action="store_true", help="no taskset: servers, Redis and the load share both cores")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "redis-cluster-throughput.json"))
     args = ap.parse_args()
     rates = [int(x) for x in args.rates.split(",")]
+    global PIN
+    PIN = not args.no_pin
     tmp = tempfile.mkdtemp(prefix="rc-throughput-")
     results = []
     counts = {}
