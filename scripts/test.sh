@@ -62,6 +62,13 @@ echo "== swift test: the end-to-end suites again, on Redis Cluster (3 masters pe
 SSE_TEST_BACKEND=redis-cluster swift test \
     --filter 'CORSAndHeadTests|ProtocolErrorTests|PublishErrorTests|PublishReplyTests|StateReaderTests|StaticAndOpsTests|StreamingTests|HTTPSTests|TopicsStreamTests'
 
+echo "== swift test: the cross-gateway suites again, two gateways on one Redis Cluster (3 masters)"
+# ClusterGatewayTests and MinReplicasTests ran above on one redis-server; here the same tests on
+# a fresh Redis Cluster each (SharedRedis; MinReplicasTests with a replica per master): Redis
+# away and back is every node killed and restarted, Redis back empty is the topic's master
+# restarted without its data. About 10 s.
+SSE_TEST_BACKEND=redis-cluster swift test --filter 'SSEGatewayTests\.(ClusterGatewayTests|MinReplicasTests)'
+
 echo "== swift test --filter Reliability, --loops $SSE_GATEWAY_LOOPS then --loops 1"
 # (Reliability includes SentinelFailover: a master, replicas and three redis-sentinels,
 # the master killed under publishing, a planned failover, a silent master, auth, a silent

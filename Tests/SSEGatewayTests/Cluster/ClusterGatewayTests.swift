@@ -6,13 +6,15 @@ import TestSupport
 
 /// Gateways given one Redis, over real sockets: one gateway to clients; Redis's
 /// absence answered with 503s while open streams stay (API.md, "A cluster of gateways on Redis").
+/// On one redis-server, or on a Redis Cluster of three masters with `SSE_TEST_BACKEND=redis-cluster`
+/// (`SharedRedis`): every test holds on both.
 @Suite(.timeLimit(.minutes(1)))
 struct ClusterGatewayTests {
-    /// Runs two gateways on one fresh Redis.
+    /// Runs two gateways on one fresh Redis (a Redis Cluster with `SSE_TEST_BACKEND=redis-cluster`).
     private func withTwoGateways(over transport: Transport = .plain,
                                  _ configure: @escaping (inout GatewayConfiguration) -> Void = { _ in },
-                                 _ body: (RedisServer, RunningGateway, RunningGateway) async throws -> Void) async throws {
-        let redis = try await RedisServer.start()
+                                 _ body: (SharedRedis, RunningGateway, RunningGateway) async throws -> Void) async throws {
+        let redis = try await SharedRedis.start()
         let a = try await RunningGateway.start(over: transport, sharing: redis, configure)
         let b = try await RunningGateway.start(over: transport, sharing: redis, configure)
         do {
@@ -51,8 +53,9 @@ struct ClusterGatewayTests {
         }
     }
 
-    /// Redis away: /readyz and every publish or new subscription answer 503 with Retry-After within a second,
-    /// /healthz stays 200, open streams keep their heartbeats; Redis back: ready, and the stream gets what it missed.
+    /// Redis away (every node of a Redis Cluster): /readyz and every publish or new subscription answer 503 with
+    /// Retry-After within a second, /healthz stays 200, open streams keep their heartbeats; Redis back (with its
+    /// data): ready, and the stream gets what it missed.
     @Test func redisAwayAndBack() async throws {
         try await withTwoGateways({ $0.heartbeatInterval = .milliseconds(300) }) { redis, a, b in
             #expect(try await a.send("GET", "/readyz").status == 200)
@@ -61,7 +64,7 @@ struct ClusterGatewayTests {
             #expect(try await open.next()?.data == "one")
             #expect(try await a.metrics()["sse_gateway_redis_up"] == 1)
 
-            await redis.kill()
+            try await redis.kill()
             let asked = ContinuousClock.now
             let refused = try await a.post("/events/alerts", "lost")
             #expect(refused.status == 503 && refused.head.headers["Retry-After"] != nil)
@@ -98,16 +101,17 @@ struct ClusterGatewayTests {
         }
     }
 
-    /// Redis back empty: `/readyz` tells the truth throughout — whenever it says 200 a publish is
-    /// served, and during the pause while the ids are restored it is 503 saying so, as the refused
-    /// publishes do; then both gateways serve again, with ids going on.
+    /// Redis back empty (on Redis Cluster, the master serving the topic, alone): `/readyz` tells the
+    /// truth throughout — whenever it says 200 a publish is served, and during the pause while the ids
+    /// are restored it is 503 saying so, as the refused publishes do; then both gateways serve again,
+    /// with ids going on.
     @Test func readyzTellsTheTruthAfterAnEmptyRestart() async throws {
         try await withTwoGateways { redis, a, b in
             let open = try await b.subscribe("/events/truth")  // B holds the topic: its ids go on.
             defer { open.close() }
             #expect(try await a.publish("/events/truth", "one") == 1)
             #expect(try await open.next()?.id == "1")
-            await redis.kill()
+            try await redis.kill(topic: "truth")
             try await redis.start(keepData: false)
             var sawPause = false
             var served: UInt64?

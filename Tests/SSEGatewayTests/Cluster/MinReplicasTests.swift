@@ -4,7 +4,9 @@ import TestSupport
 @testable import SSEGateway
 
 /// `--redis-min-replicas N`: a publish is acknowledged only once N replicas hold it
-/// (a real master and replica; the replica stopped with SIGSTOP to make it fall silent).
+/// (a real master and replica, or with `SSE_TEST_BACKEND=redis-cluster` a Redis Cluster of three
+/// masters with a replica each, the topic's master and its replica; the replica stopped with
+/// SIGSTOP to make it fall silent).
 @Suite(.timeLimit(.minutes(1)))
 struct MinReplicasTests {
     /// With its replica answering, publishes get 200; with the replica silent, 503 within a second,
@@ -12,13 +14,10 @@ struct MinReplicasTests {
     /// with the replica back, 200 again and the ids go on. Asking for 2 replicas of a master that has
     /// one refuses every publish, naming the count.
     @Test func publishesWaitForTheirReplicas() async throws {
-        let master = try await RedisServer.start()
-        let replica = try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)])
-        #expect(try await eventually(within: 10) {
-            await RedisCLI.run(port: replica.port, ["INFO", "replication"]).contains("master_link_status:up")
-        })
-        let one = try await RunningGateway.start(sharing: master) { $0.redisMinReplicas = 1 }
-        let two = try await RunningGateway.start(sharing: master) { $0.redisMinReplicas = 2 }
+        let redis = try await SharedRedis.start(replicas: true)
+        let replica = try await redis.replica(of: "safe")
+        let one = try await RunningGateway.start(sharing: redis) { $0.redisMinReplicas = 1 }
+        let two = try await RunningGateway.start(sharing: redis) { $0.redisMinReplicas = 2 }
         do {
             #expect(try await one.publish("/events/safe", "a") == 1)
             let refusedForTwo = try await two.post("/events/safe", "never acknowledged")
@@ -42,9 +41,9 @@ struct MinReplicasTests {
             // The refused ones were stored on the master all the same (it says so): the ids go on after them.
             #expect((id ?? 0) > 3)
         } catch {
-            await one.stop(); await two.stop(); await replica.stop(); await master.stop()
+            await one.stop(); await two.stop(); await redis.stop()
             throw error
         }
-        await one.stop(); await two.stop(); await replica.stop(); await master.stop()
+        await one.stop(); await two.stop(); await redis.stop()
     }
 }

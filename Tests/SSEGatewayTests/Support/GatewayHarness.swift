@@ -29,11 +29,11 @@ let testLoops: Int? = ProcessInfo.processInfo.environment["SSE_GATEWAY_LOOPS"].f
 final class RunningGateway: GatewayUnderTest {
     let gateway: Gateway
     let transport: Transport
-    /// The gateway's Redis, with the `.redis` backend (its own unless it was given one).
+    /// The gateway's Redis, with the `.redis` backend or a shared one-server Redis (its own unless it was given one).
     let redis: RedisServer?
     private let ownsRedis: Bool
-    /// The gateway's Redis Cluster, with the `.redisCluster` backend (leased from
-    /// `RedisClusterPool`, emptied, and given back when the gateway stopped).
+    /// The gateway's Redis Cluster, with the `.redisCluster` backend and no shared Redis
+    /// (leased from `RedisClusterPool`, emptied, and given back when the gateway stopped).
     let cluster: RedisCluster?
     private let task: Task<Void, Never>
 
@@ -42,14 +42,16 @@ final class RunningGateway: GatewayUnderTest {
     /// Starts a gateway on `backend` (a Redis of its own for `.redis`, ready before
     /// this returns); over `.tls` with the test certificate chain and key (set
     /// before `configure`, which may replace them).
-    /// - Parameter sharing: a Redis other gateways use too (one cluster); the backend is then `.redis`.
-    static func start(over transport: Transport = .plain, backend: Backend = .selected, sharing: RedisServer? = nil,
+    /// - Parameter sharing: a Redis (one server or a Redis Cluster) other gateways use too:
+    ///   one cluster of gateways, whatever `backend` says.
+    static func start(over transport: Transport = .plain, backend: Backend = .selected, sharing: SharedRedis? = nil,
                       _ configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws -> RunningGateway {
         let ownsRedis = sharing == nil && backend == .redis
-        let redis = ownsRedis ? try await RedisServer.start() : sharing
+        let redis = ownsRedis ? try await RedisServer.start() : sharing?.server
         let cluster = sharing == nil && backend == .redisCluster ? try await RedisClusterPool.shared.lease() : nil
         do {
-            let running = try RunningGateway(over: transport, redis: redis, ownsRedis: ownsRedis, cluster: cluster, configure)
+            let running = try RunningGateway(over: transport, redis: redis, ownsRedis: ownsRedis, cluster: cluster,
+                                             redisURL: sharing?.url ?? cluster?.url ?? redis?.url, configure)
             let deadline = ContinuousClock.now + .seconds(10)
             while !running.gateway.engine.isReady, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
@@ -63,7 +65,7 @@ final class RunningGateway: GatewayUnderTest {
     }
 
     private init(over transport: Transport, redis: RedisServer?, ownsRedis: Bool, cluster: RedisCluster?,
-                 _ configure: (inout GatewayConfiguration) -> Void) throws {
+                 redisURL: String?, _ configure: (inout GatewayConfiguration) -> Void) throws {
         self.transport = transport
         self.redis = redis
         self.ownsRedis = ownsRedis
@@ -75,8 +77,7 @@ final class RunningGateway: GatewayUnderTest {
             configuration.tlsCertificate = TestCertificates.shared.serverChain
             configuration.tlsKey = TestCertificates.shared.serverKey
         }
-        if let redis { configuration.redis = try RedisEndpoint(parsing: redis.url) }
-        if let cluster { configuration.redis = try RedisEndpoint(parsing: cluster.url) }
+        if let redisURL { configuration.redis = try RedisEndpoint(parsing: redisURL) }
         configuration.loops = testLoops
         configure(&configuration)
         let gateway = try Gateway(configuration: configuration)
