@@ -2,11 +2,17 @@
 import os, subprocess
 
 
-BENCH = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/
 REDIS = "/usr/bin/redis-server"
-SYSTEMS = ("cluster", "nchan", "single")
-LABEL = {"cluster": "gateway cluster", "nchan": "Nchan cluster", "single": "single gateway"}
-NODES = {"cluster": 2, "nchan": 2, "single": 1}
+# The run order within a round and the report's column order (issue 12's three, and issue 24's
+# fourth: one gateway on Redis).
+SYSTEMS = ("single", "redis", "cluster", "nchan")
+LABEL = {"cluster": "gateway cluster", "nchan": "Nchan cluster", "single": "single gateway",
+         "redis": "one gateway on Redis"}
+NODES = {"cluster": 2, "nchan": 2, "single": 1, "redis": 1}
+# Issue 24's names for the same systems (bench/cluster.sh --issue24).
+LABEL_ISSUE24 = {"single": "1 gateway, in memory", "redis": "1 gateway on Redis", "cluster": "2 gateways on Redis",
+                 "nchan": "2 nginx + Nchan on Redis"}
 
 
 def cpu_model():

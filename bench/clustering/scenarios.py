@@ -1,4 +1,4 @@
-"""The bench and its scenarios (a, b; c measured during both), for bench/cluster.py."""
+"""The bench and its scenarios (a, b, c, d; Redis CPU per publish measured during each), for bench/cluster.py."""
 import json, os, re, shlex, subprocess, tempfile, time
 
 from comparison.common import LOAD, LOAD_CPU, ROOT, SERVER_CPU, cpu_busy_seconds, limit_fds, log
@@ -27,7 +27,7 @@ class Bench:
     def note(self, scenario, command, system):
         text = " ".join(shlex.quote(c) for c in command).replace(self.tmp, "$TMP").replace(ROOT + "/", "")
         text = re.sub(r"--topic-prefix \S+", "--topic-prefix $PREFIX", text)
-        text = re.sub(r"\d{3}-(cluster|nchan|single)/", r"NNN-\1/", text)
+        text = re.sub(r"\d{3}-(cluster|nchan|single|redis)/", r"NNN-\1/", text)
         if scenario == "a":
             text = re.sub(r"--rate \d+", "--rate $RATE", text)
         for i, node in enumerate(system.nodes):
@@ -38,11 +38,13 @@ class Bench:
         if text not in listed:
             listed.append(text)
 
-    def sse_load(self, scenario, system, options, timeout):
+    def sse_load(self, scenario, system, options, timeout, publish_to=None):
+        """One sse-load run against `system`; publishers on the first node or spread over them
+        (`publish_to`, else --publish-to)."""
         command = ["taskset", "-c", LOAD_CPU, LOAD]
         for url in system.urls:
             command += ["--url", url]
-        command += ["--publish-to", self.args.publish_to] + options + ["--json"]
+        command += ["--publish-to", publish_to or self.args.publish_to] + options + ["--json"]
         self.note(scenario, command, system)
         for c in system.commands:
             self.note(scenario, c, system)
@@ -131,6 +133,8 @@ class Bench:
             subscribers, rates, step = 100, [25, 50], 1
         else:
             subscribers, rates, step = 1000, [25, 50, 75, 100, 150, 200, 300, 400, 600, 800], 5
+            if self.args.issue24:  # the gateway in memory held 500-600/s in issue 24: room above it
+                rates = rates + [1000]
         self.rates = rates
 
         def body(kind, run):
@@ -164,6 +168,38 @@ class Bench:
                 log(f"    {kind}: p99 {r['latency_p99_ms']} ms, loss {r['loss']}, achieved {r['publish_rate_achieved']}/s")
                 return r
         self.each("b", f"{n} subscribers split over the nodes, 20 publishes/s", body)
+
+    def scenario_c(self):
+        """Many topics: 2,000 topics x 2 subscribers (each topic's two on different nodes of a cluster),
+        16 publishers round-robin over the topics and over the nodes, unpaced: deliveries/s."""
+        topics, duration = (50, 2) if self.quick else (2000, 10)
+
+        def body(kind, run):
+            with System(kind, self.workdir(kind)) as system:
+                r = self.sse_load("c", system, [
+                    "--subscribers", str(2 * topics), "--topics", str(topics), "--publishers", "16", "--rate", "0",
+                    "--size", "128", "--duration", f"{duration}s", "--ramp", "1s", "--settle", "2s",
+                    "--connect-timeout", "30s", "--topic-prefix", f"cluster-c/{run}"],
+                    timeout=duration + 120, publish_to="all")
+                self.check("c", kind, r, f"{kind} run {run}")
+                log(f"    {kind}: {r['deliveries_per_s']} deliveries/s, loss {r['loss']}")
+                return r
+        self.each("c", f"many topics, {topics} topics x 2 subscribers, publishers on every node, unpaced", body)
+
+    def scenario_d(self):
+        """Publish only: 16 keep-alive publishers spread over the nodes, 100 topics, no subscribers: requests/s."""
+        duration = 2 if self.quick else 10
+
+        def body(kind, run):
+            with System(kind, self.workdir(kind)) as system:
+                r = self.sse_load("d", system, [
+                    "--subscribers", "0", "--topics", "100", "--publishers", "16", "--rate", "0", "--size", "128",
+                    "--duration", f"{duration}s", "--topic-prefix", f"cluster-d/{run}"],
+                    timeout=duration + 60, publish_to="all")
+                self.check("d", kind, r, f"{kind} run {run}")
+                log(f"    {kind}: {r['publish_rate_achieved']} publishes/s, ack p99 {r['publish_ack_p99_ms']} ms")
+                return r
+        self.each("d", "publish only, 16 publishers over the nodes, no subscribers", body)
 
     # --- figures --------------------------------------------------------------------------
 
