@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import StreamHub
+import Synchronization
 import Testing
 import TestSupport
 @testable import SSEGateway
@@ -114,11 +115,16 @@ struct TopicsStreamTests {
             let perTopic = 60
             let target = "/events?" + names.map { "topic=\($0)" }.joined(separator: "&")
             var stream = try await gateway.subscribe(target)
+            final class Published: Sendable { let count = Atomic<Int>(0) }
+            let published = Published()
             let publishing = Task {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for name in names {
                         group.addTask {
-                            for index in 1...perTopic { _ = try await gateway.publish("/events/" + name, "\(name)#\(index)") }
+                            for index in 1...perTopic {
+                                _ = try await gateway.publish("/events/" + name, "\(name)#\(index)")
+                                published.count.add(1, ordering: .relaxed)
+                            }
                         }
                     }
                     try await group.waitForAll()
@@ -131,7 +137,14 @@ struct TopicsStreamTests {
                 seen += try batch.map(TopicEvent.init)
                 let cursor = try #require(batch.last?.id)
                 stream.close()
-                if round < 2 { try await Task.sleep(for: .milliseconds(20)) }
+                if round < 2 {
+                    // Resume once publishing went on while no stream was open (or ended).
+                    let atClose = published.count.load(ordering: .relaxed)
+                    #expect(await eventually(upTo: 10) {
+                        let now = published.count.load(ordering: .relaxed)
+                        return now >= atClose + 4 || now == names.count * perTopic
+                    })
+                }
                 stream = try await gateway.subscribe(target, headers: [("Last-Event-ID", cursor)])
             }
             try await publishing.value
@@ -240,13 +253,11 @@ struct TopicsStreamTests {
 
     /// Waits until the engine holds no subscriber (and, with `topics`, no topic: none was published to).
     private func expectTeardown(_ gateway: RunningGateway, topics: Bool = false) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
         var snapshot = await gateway.gateway.engine.snapshot()
-        while snapshot.stateSubscribers + snapshot.eventsSubscribers + (topics ? snapshot.topics : 0) > 0,
-              ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        _ = await eventually(upTo: 10, every: .milliseconds(20)) {
             await gateway.gateway.engine.sweep()
             snapshot = await gateway.gateway.engine.snapshot()
+            return snapshot.stateSubscribers + snapshot.eventsSubscribers + (topics ? snapshot.topics : 0) == 0
         }
         #expect(snapshot.stateSubscribers == 0 && snapshot.eventsSubscribers == 0)
         if topics { #expect(snapshot.topics == 0) }
