@@ -41,7 +41,7 @@ struct MaintenanceTests {
             deadline = try #require(await sleeps.next())
             turns += 1
         }
-        #expect(deadline == t0 + .milliseconds(13_400))
+        try #require(deadline == t0 + .milliseconds(13_400))
         clock.advance(to: deadline)
         #expect(await late.nextBatch() == [SSEEncoder.heartbeat])
     }
