@@ -17,7 +17,9 @@ let package = Package(
         // hiredis, for RedisClient: RESP parsing and command formatting only (no sockets).
         .systemLibrary(
             name: "CHiredis",
-            pkgConfig: "hiredis",
+            // No pkgConfig: hiredis.pc's cflags carry -D_FILE_OFFSET_BITS=64, which SwiftPM
+            // drops with a warning on every build; the shim includes <hiredis/…> from
+            // /usr/include and the module map links the library.
             providers: [.apt(["libhiredis-dev"])]
         ),
         // libnghttp2, for HTTPCore's HTTP/2: framing, HPACK, flow control (no sockets).

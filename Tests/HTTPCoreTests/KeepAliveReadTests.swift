@@ -45,7 +45,9 @@ struct KeepAliveReadTests {
             defer { client.close() }
             // Let the server wait for the request, so that its bytes and the FIN arrive
             // as one readiness event (the wait that reads the request consumes the
-            // hang-up's edge too).
+            // hang-up's edge too). Not a wait for an event: that the connection's task
+            // waits for readability shows nowhere outside the loop; had it not started
+            // waiting yet, the test would pass without covering the edge, never fail.
             try await Task.sleep(for: .milliseconds(200))
             try await client.send("GET /last HTTP/1.1\r\nHost: x\r\n\r\n")
             client.connection.finishWriting()

@@ -55,6 +55,7 @@ func within<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendable () 
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
+            // The bound itself, not a wait: it loses the race unless `operation` hangs.
             try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             return nil
         }

@@ -117,9 +117,7 @@ struct ServerTests {
             var held: [HTTPClient] = []
             defer { held.forEach { $0.close() } }
             for _ in 0..<3 { held.append(try await server.connect()) }
-            for _ in 0..<100 where server.counters.open.load(ordering: .relaxed) < 3 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            #expect(await eventually(upTo: 5) { server.counters.open.load(ordering: .relaxed) == 3 })
             let extra = try await server.connect()
             defer { extra.close() }
             let refused = try await extra.response(deadline: .now + patience)
@@ -218,7 +216,13 @@ struct ServerTests {
             let client = try await server.connect()
             defer { client.close() }
             try await client.request("GET", "/big")
-            try await Task.sleep(for: .milliseconds(200))  // let the server fill the socket and wait
+            // Read nothing until the server's writes stopped short of the whole (the socket is full): the rest is
+            // what the resumed partial writes must deliver.
+            let counters = server.counters
+            #expect(await eventually(upTo: 10) {
+                let written = counters.bytesWritten.load(ordering: .relaxed)
+                return written > 0 && written < UInt64(payload.count)
+            })
             let response = try await client.response(deadline: .now + .seconds(20))
             #expect(response.body.count == payload.count)
             #expect(Payload.same(response.body, payload))
@@ -255,7 +259,7 @@ struct ServerTests {
             _ = try await client.nextEvent(deadline: .now + patience)
             streams.append(client)
         }
-        for _ in 0..<100 where stopFanout.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await eventually(upTo: 5) { stopFanout.withLock { $0.count } == 2 })
         server.shutdown()
         stopFanout.withLock { $0.forEach { $0.finish() } }
         stop.fire()

@@ -157,10 +157,7 @@ struct TLSServerTests {
             let elapsed = ContinuousClock.now - start
             #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(5))
 
-            for _ in 0..<100 where server.counters.tlsHandshakeFailures.load(ordering: .relaxed) < 3 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(server.counters.tlsHandshakeFailures.load(ordering: .relaxed) == 3)
+            #expect(await eventually(upTo: 5) { server.counters.tlsHandshakeFailures.load(ordering: .relaxed) == 3 })
             #expect(try await streamStillFlows())
         }
     }
@@ -186,6 +183,7 @@ let tickingHandler: HTTPHandler = { request in
     Task {
         while !source.isCancelled {
             source.send("tick\n")
+            // The stream's pace, not a wait: a tick every 50 ms is what its readers check for.
             try? await Task.sleep(for: .milliseconds(50))
         }
     }

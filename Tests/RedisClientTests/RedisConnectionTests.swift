@@ -45,15 +45,12 @@ struct RedisConnectionTests {
             }
         }
         // Sent before it is cancelled: Redis counts it among its blocked clients.
-        var blockedClients = 0
-        for _ in 0..<200 where blockedClients == 0 {
+        #expect(try await eventually(upTo: 2) {
             let info = try await observer.command(["INFO", "clients"], timeout: Self.timeout)
             let text = String(decoding: info.bytes ?? [], as: UTF8.self)
-            blockedClients = text.split(separator: "\r\n").first { $0.hasPrefix("blocked_clients:") }
-                .flatMap { Int($0.dropFirst("blocked_clients:".count)) } ?? 0
-            if blockedClients == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(blockedClients == 1)
+            return text.split(separator: "\r\n").first { $0.hasPrefix("blocked_clients:") }
+                .flatMap { Int($0.dropFirst("blocked_clients:".count)) } == 1
+        })
         blocked.cancel()
         #expect(await blocked.value == RedisError.cancelled)
         // BLPOP's nil reply (after its 2 s) goes to nobody; PING gets its own.
@@ -247,8 +244,10 @@ struct RedisConnectionTests {
         server.pause()
         defer { server.resume() }
         let start = ContinuousClock.now
+        let writes = redis.ioCounts.writes
         let other = Task { try await redis.command(["PING"], timeout: .seconds(10)) }
-        try await Task.sleep(for: .milliseconds(50))
+        // `other` goes first: its PING is written before the timed call is made.
+        try await waitUntil { redis.ioCounts.writes > writes }
         await #expect(throws: RedisError.timedOut) { try await redis.command(["PING"], timeout: .milliseconds(300)) }
         let elapsed = ContinuousClock.now - start
         #expect(elapsed >= .milliseconds(300) && elapsed < .milliseconds(1500))
@@ -272,16 +271,9 @@ struct RedisConnectionTests {
     }
 }
 
-/// Polls `condition` every 10 ms for up to 5 s.
+/// Polls `condition` every 10 ms for up to 5 s (`eventually`); a test failure if it never holds.
 func waitUntil(_ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within 5 s")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
+    if await !eventually(upTo: 5, condition) { Issue.record("condition not met within 5 s") }
 }
 
 extension RedisServer {

@@ -136,7 +136,9 @@ struct ShardedHubTests {
     }
 }
 
-/// Polls `condition` every 5 ms for up to 5 s.
+/// Polls `condition` every 5 ms for up to 5 s: a shard drops a cancelled subscriber's
+/// registration on its own executor and tells no one (this module does not link
+/// TestSupport's `eventually(upTo:)`, the same poll).
 func waitUntil(_ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(5)
     while !(await condition()) {

@@ -192,10 +192,7 @@ struct StaticAndOpsTests {
             b.close()
             // Scrape only once the server let go of all three, so the scrape itself is not over the cap.
             let counters = gateway.gateway.server.counters
-            let deadline = ContinuousClock.now + patience
-            while counters.open.load(ordering: .relaxed) > 0 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            #expect(await eventually(upTo: 10) { counters.open.load(ordering: .relaxed) == 0 })
             #expect(try await gateway.metrics()["sse_gateway_connections_refused_total{reason=\"max_connections\"}"] == 1)
         }
     }

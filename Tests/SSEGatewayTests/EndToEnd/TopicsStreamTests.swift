@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import StreamHub
+import Synchronization
 import Testing
 import TestSupport
 @testable import SSEGateway
@@ -86,7 +87,7 @@ struct TopicsStreamTests {
             let head = try await gateway.send("HEAD", "/events?topic=a&topic=b")
             #expect(head.status == 200)
             #expect(head.head.headers["Content-Type"] == "text/event-stream")
-            #expect(try await gateway.gateway.engine.snapshot().eventsSubscribers == 0)
+            #expect(await gateway.gateway.engine.snapshot().eventsSubscribers == 0)
         }
     }
 
@@ -96,7 +97,7 @@ struct TopicsStreamTests {
         try await withGateway(over: transport) { gateway in
             let names = (1...32).map { "many/\($0)" }
             let stream = try await gateway.subscribe("/events?" + names.map { "topic=\($0)" }.joined(separator: "&"))
-            #expect(try await gateway.gateway.engine.snapshot().eventsSubscribers == 1)
+            #expect(await gateway.gateway.engine.snapshot().eventsSubscribers == 1)
             for name in names { _ = try await gateway.publish("/events/" + name, name) }
             let events = try await stream.next(32)
             #expect(try events.map { try TopicEvent($0).topic } == names)
@@ -114,11 +115,16 @@ struct TopicsStreamTests {
             let perTopic = 60
             let target = "/events?" + names.map { "topic=\($0)" }.joined(separator: "&")
             var stream = try await gateway.subscribe(target)
+            final class Published: Sendable { let count = Atomic<Int>(0) }
+            let published = Published()
             let publishing = Task {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for name in names {
                         group.addTask {
-                            for index in 1...perTopic { _ = try await gateway.publish("/events/" + name, "\(name)#\(index)") }
+                            for index in 1...perTopic {
+                                _ = try await gateway.publish("/events/" + name, "\(name)#\(index)")
+                                published.count.add(1, ordering: .relaxed)
+                            }
                         }
                     }
                     try await group.waitForAll()
@@ -131,7 +137,14 @@ struct TopicsStreamTests {
                 seen += try batch.map(TopicEvent.init)
                 let cursor = try #require(batch.last?.id)
                 stream.close()
-                if round < 2 { try await Task.sleep(for: .milliseconds(20)) }
+                if round < 2 {
+                    // Resume once publishing went on while no stream was open (or ended).
+                    let atClose = published.count.load(ordering: .relaxed)
+                    #expect(await eventually(upTo: 10) {
+                        let now = published.count.load(ordering: .relaxed)
+                        return now >= atClose + 4 || now == names.count * perTopic
+                    })
+                }
                 stream = try await gateway.subscribe(target, headers: [("Last-Event-ID", cursor)])
             }
             try await publishing.value
@@ -189,7 +202,7 @@ struct TopicsStreamTests {
                 last[value.topic] = String(value.data.prefix { $0 != " " })
             }
             #expect(try await gateway.waitForMetric("sse_gateway_slow_subscriber_disconnects_total", toBe: 1, within: 10) == 1)
-            #expect(try await gateway.gateway.engine.snapshot().eventsSubscribers == 0)
+            #expect(await gateway.gateway.engine.snapshot().eventsSubscribers == 0)
         }
     }
 
@@ -225,7 +238,7 @@ struct TopicsStreamTests {
                                                  headers: [("Authorization", "Bearer " + token(["news/*"]))])
             #expect(partial.status == 403)
             #expect(try await gateway.send("GET", "/state?topic=news/1").status == 401)
-            #expect(try await gateway.gateway.engine.snapshot().eventsSubscribers == 0)
+            #expect(await gateway.gateway.engine.snapshot().eventsSubscribers == 0)
             let stream = try await gateway.subscribe("/events?topic=news/1&access_token=\(token(["news/*", "chat/*"]))&topic=chat/1")
             defer { stream.close() }
             #expect(stream.head.status == 200)
@@ -240,13 +253,11 @@ struct TopicsStreamTests {
 
     /// Waits until the engine holds no subscriber (and, with `topics`, no topic: none was published to).
     private func expectTeardown(_ gateway: RunningGateway, topics: Bool = false) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
         var snapshot = await gateway.gateway.engine.snapshot()
-        while snapshot.stateSubscribers + snapshot.eventsSubscribers + (topics ? snapshot.topics : 0) > 0,
-              ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        _ = await eventually(upTo: 10, every: .milliseconds(20)) {
             await gateway.gateway.engine.sweep()
             snapshot = await gateway.gateway.engine.snapshot()
+            return snapshot.stateSubscribers + snapshot.eventsSubscribers + (topics ? snapshot.topics : 0) == 0
         }
         #expect(snapshot.stateSubscribers == 0 && snapshot.eventsSubscribers == 0)
         if topics { #expect(snapshot.topics == 0) }

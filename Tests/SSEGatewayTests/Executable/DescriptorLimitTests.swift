@@ -102,13 +102,10 @@ struct DescriptorLimitTests {
 
             // One stream leaves: its slot serves a new client.
             streams.removeFirst().close()
-            let deadline = ContinuousClock.now + .seconds(10)
-            var served = false
-            while !served && ContinuousClock.now < deadline {
-                if try await metrics(via: control)["sse_gateway_connections"] == 4 { served = try await gateway.send("GET", "/healthz").status == 200 }
-                else { try await Task.sleep(for: .milliseconds(25)) }
-            }
-            #expect(served)
+            #expect(try await eventually(upTo: 10, every: .milliseconds(25)) {
+                guard try await metrics(via: control)["sse_gateway_connections"] == 4 else { return false }
+                return try await gateway.send("GET", "/healthz").status == 200
+            })
         }
     }
 

@@ -65,9 +65,9 @@ struct PerAddressCapTests {
             first.send(SIGTERM)
             _ = await first.waitForExit(upTo: 10)
             var metrics = ""
-            for _ in 0..<50 where !metrics.contains("sse_gateway_connections") {
+            _ = try await eventually(upTo: 5, every: .milliseconds(100)) {
                 metrics = try await curl(["-sg", base + "/metrics"])
-                if !metrics.contains("sse_gateway_connections") { try await Task.sleep(for: .milliseconds(100)) }
+                return metrics.contains("sse_gateway_connections")
             }
             #expect(metrics.contains(#"sse_gateway_connections_refused_total{reason="per_ip"} 1"#), "\(metrics.prefix(200))")
             await first.stop()
@@ -85,11 +85,9 @@ struct PerAddressCapTests {
 
     /// Polls `/metrics` (from `source`) until `name` has `value`, up to 10 s.
     private func waitForMetric(_ base: String, from source: String, _ name: String, _ value: Int) async throws -> Bool {
-        for _ in 0..<100 {
-            if try await metricsText(base, from: source).contains("\n\(name) \(value)\n") { return true }
-            try await Task.sleep(for: .milliseconds(100))
+        try await eventually(upTo: 10, every: .milliseconds(100)) {
+            try await metricsText(base, from: source).contains("\n\(name) \(value)\n")
         }
-        return false
     }
 
     /// Runs curl to its end and returns what it printed; fails the test if curl fails.

@@ -39,7 +39,7 @@ struct HTTP2ClientTests {
     @Test(arguments: Transport.allCases)
     func h2loadPublishes(_ transport: Transport) async throws {
         let body = FileManager.default.temporaryDirectory.appendingPathComponent("h2load-\(getpid())").path
-        FileManager.default.createFile(atPath: body, contents: Data("a value".utf8))
+        #expect(FileManager.default.createFile(atPath: body, contents: Data("a value".utf8)))
         defer { try? FileManager.default.removeItem(atPath: body) }
         try await withGatewayProcess(over: transport) { gateway in
             let scheme = transport == .tls ? "https" : "http"

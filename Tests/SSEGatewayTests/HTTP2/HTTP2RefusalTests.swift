@@ -35,10 +35,9 @@ struct HTTP2RefusalTests {
             // stream is refused (and counted) too.
             let refused = #"sse_gateway_connections_refused_total{reason="per_ip"}"#
             var counted: Double?
-            let deadline = ContinuousClock.now + .seconds(10)
-            while counted == nil && ContinuousClock.now < deadline {
+            _ = try await eventually(upTo: 10, every: .milliseconds(50)) {
                 counted = try await gateway.metrics()[refused]
-                if counted == nil { try await Task.sleep(for: .milliseconds(50)) }
+                return counted != nil
             }
             #expect((counted ?? 0) >= 3, "\(String(describing: counted))")
         }
