@@ -102,6 +102,7 @@ extension ClusterEngine {
                                   + (movedMaster ? "the cluster names this master for the shard's slots (failover)"
                                                  : "the shard's own keys moved to another slot"))
                 shards[at].relinkRequested = true
+                shards[at].wakeup.signal()  // A connect attempt or back-off under way ends.
                 if let link = link(shard: at) {
                     linkLost(link, shard: at, because: .noMaster("the cluster moved the shard's master to \(master.address)"))
                 }
@@ -117,6 +118,7 @@ extension ClusterEngine {
             }
             shards[index].retired = true
             shards[index].phase = shards[index].phase.after(.shutdown)
+            shards[index].wakeup.signal()
             readiness.retire(shard: index)
         }
         routing = ShardRouting(map: map, shardIndices: indices)
