@@ -101,8 +101,7 @@ extension ClusterEngine {
                 configuration.log("redis shard \(master.address): "
                                   + (movedMaster ? "the cluster names this master for the shard's slots (failover)"
                                                  : "the shard's own keys moved to another slot"))
-                shards[at].relinkRequested = true
-                shards[at].wakeup.signal()  // A connect attempt or back-off under way ends.
+                requestRelink(shard: at)
                 if let link = link(shard: at) {
                     linkLost(link, shard: at, because: .noMaster("the cluster moved the shard's master to \(master.address)"))
                 }

@@ -65,6 +65,13 @@ enum ShardWait: Sendable {
 }
 
 extension ClusterEngine {
+    /// Another master was named for the shard (Sentinel's `+switch-master`, the slot
+    /// map): a back-off or a connect attempt under way ends, and the next try is at once.
+    func requestRelink(shard index: Int) {
+        shards[index].relinkRequested = true
+        shards[index].wakeup.signal()
+    }
+
     /// Whether what `wait` waits for has come.
     func hasCome(_ wait: ShardWait, shard index: Int) -> Bool {
         guard !isShutdown, index < shards.count, !shards[index].phase.isShutDown else { return true }

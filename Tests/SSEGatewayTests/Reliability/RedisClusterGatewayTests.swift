@@ -88,6 +88,11 @@ extension Reliability {
             #expect(refusedElsewhere.isEmpty, "\(refusedElsewhere.count) of A's publishes to a topic on a surviving master refused, e.g. \(refusedElsewhere.first?.body ?? "")")
             let late = refusedOnA.filter { $0.sent > promoted + .seconds(2) }
             #expect(late.isEmpty, "\(late.count) of A's publishes refused more than 2 s after the promotion, e.g. \(late.first?.body ?? "")")
+            if !late.isEmpty {
+                for (name, gateway) in [("A", a), ("B", b)] {
+                    print("\(name)'s log:\n" + gateway.child.stderr.text.split(separator: "\n").filter { $0.contains("redis") }.suffix(30).joined(separator: "\n"))
+                }
+            }
             let lateOnB = published.filter { $0.gateway == 1 && $0.status != 200 && $0.sent > backAt + .seconds(10) }
             #expect(lateOnB.isEmpty, "\(lateOnB.count) of B's publishes refused more than 10 s after its replica was back")
             #expect(run.idsGoUp(published), "acknowledged ids went backwards")
