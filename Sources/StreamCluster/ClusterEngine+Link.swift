@@ -169,7 +169,8 @@ extension ClusterEngine {
             if sinceHeartbeat == nil {
                 guard await heartbeat(link, shard: index) else { return }
                 sinceHeartbeat = .zero
-            } else if shards[index].raisePending || readiness.isPaused(shard: index) {
+            } else if watchesPause(shard: index) {
+                if shards[index].pauseWatchTurns > 0 { shards[index].pauseWatchTurns -= 1 }
                 do throws(RedisError) {
                     try await watchPause(link, shard: index)
                 } catch {
@@ -178,12 +179,17 @@ extension ClusterEngine {
             }
             guard !hasCome(gone, shard: index) else { return }
             let untilHeartbeat = Self.heartbeatInterval - (sinceHeartbeat ?? .zero)
-            let watching = shards[index].raisePending || readiness.isPaused(shard: index)
-            let step = watching ? min(Self.pauseWatchInterval, untilHeartbeat) : untilHeartbeat
+            let step = watchesPause(shard: index) ? min(Self.pauseWatchInterval, untilHeartbeat) : untilHeartbeat
             if await sleep(shard: index, for: step, unless: gone) { return }
             let since = (sinceHeartbeat ?? .zero) + step
             sinceHeartbeat = since >= Self.heartbeatInterval ? nil : since
         }
+    }
+
+    /// Whether the pause is looked at every 100 ms: one runs, this gateway owes its mark,
+    /// or it failed over lately (`pauseWatchTurns`).
+    private func watchesPause(shard index: Int) -> Bool {
+        shards[index].raisePending || shards[index].pauseWatchTurns > 0 || readiness.isPaused(shard: index)
     }
 
     private func heartbeat(_ link: RedisLink, shard index: Int) async -> Bool {

@@ -11,7 +11,11 @@ import StreamHub
 /// ends the moment every gateway still live there (its liveness key, replicated from
 /// the old master, not lapsed) is marked; the publish script and `pauseState` decide
 /// it in Redis, so every gateway sees the same answer. A gateway that never comes
-/// back holds it only until its liveness lapses (3 s after its last heartbeat).
+/// back holds it only until its liveness lapses (3 s after its last heartbeat). A
+/// promotion often takes longer than that: then the first gateway there ends the pause
+/// at once, and each later one starts a new pause that waits for its own syncs and the
+/// marks of those already there, who look at the pause every 100 ms for `failoverPause`
+/// after their own failover (`pauseWatchTurns`) to give them again.
 /// The pause after an empty restart (`refloor` = `1`, 3 s) is not ended by marks:
 /// no liveness survives an empty restart, so nobody would be known to wait for.
 extension ClusterEngine {
@@ -39,6 +43,10 @@ extension ClusterEngine {
         _ = try? await runScript("startFailoverPause", ClusterScripts.startFailoverPause, link: link,
                                  keys: [shards[index].keys.publishPause], arguments: [Array(String(milliseconds).utf8)])
         shards[index].raisePending = true
+        // Another gateway may reach this master after the pause ended (its liveness had lapsed
+        // during the promotion) and start a new one, which waits for this gateway's mark
+        // again: the pause is looked at every 100 ms for as long as a pause can last.
+        shards[index].pauseWatchTurns = Int(configuration.failoverPause / Self.pauseWatchInterval)
     }
 
     /// Looks at the shard's pause: marks this gateway raised first if it owes the mark

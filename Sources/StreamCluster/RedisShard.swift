@@ -71,6 +71,9 @@ struct RedisShard: Sendable {
     /// gateway has not yet marked itself raised for it: it does once its syncs of the
     /// shard's followed topics are done (`ClusterEngine+Pause`).
     var raisePending = false
+    /// How many more times (every 100 ms) the pause is looked at although none was seen:
+    /// after a failover, another gateway arriving later may start a new one.
+    var pauseWatchTurns = 0
     /// Redis Cluster: the master serving this shard's slots in the last map (nil: none).
     var clusterMaster: ClusterNode?
     /// Redis Cluster: the master and replicas of the last map (a promoted replica is this shard's new master).

@@ -88,7 +88,7 @@ extension Reliability {
             #expect(refusedElsewhere.isEmpty, "\(refusedElsewhere.count) of A's publishes to a topic on a surviving master refused, e.g. \(refusedElsewhere.first?.body ?? "")")
             let late = refusedOnA.filter { $0.sent > promoted + .seconds(2) }
             #expect(late.isEmpty, "\(late.count) of A's publishes refused more than 2 s after the promotion, e.g. \(late.first?.body ?? "")")
-            if !late.isEmpty {
+            if !late.isEmpty {  // What each gateway's link did, to tell why.
                 for (name, gateway) in [("A", a), ("B", b)] {
                     print("\(name)'s log:\n" + gateway.child.stderr.text.split(separator: "\n").filter { $0.contains("redis") }.suffix(30).joined(separator: "\n"))
                 }
