@@ -61,7 +61,8 @@ struct ClusterKeys: Sendable {
 /// gateway's liveness, the epoch that tells a Redis that lost its data, the pause
 /// while ids are restored (and, for a failover's, who was live and who raised), a
 /// gateway's probe channel. Without a tag (one Redis, Sentinel) they are the global
-/// `sse:gw:<id>`, `sse:epoch`, `sse:refloor` (`:gateways`, `:raised`), `sse:probe:<id>`; on Redis Cluster each master has its own, under a hash tag
+/// `sse:gw:<id>`, `sse:epoch`, `sse:refloor` (`:gateways`, `:raised`), `sse:probe:<id>`;
+/// on Redis Cluster each master has its own, under a hash tag
 /// chosen from the slot map so that it lands on that master (`sse:{s<n>}:…`, the
 /// smallest `n` that does): the publish script reads them as keys of its own node,
 /// and every gateway reading the same map picks the same tag.
@@ -83,10 +84,9 @@ struct ShardKeys: Sendable, Equatable {
     var publishPause: String { key("refloor") }
     /// Sorted set: the gateways that wrote their liveness here in the last minute (by
     /// when), read by a failover pause to know who was live. Named after the pause
-    /// key, as the scripts derive it (`ClusterScripts.paused`), in its slot.
+    /// key, as the scripts derive it and its sibling `<pause>:raised` (the gateways
+    /// that raised their counters for the running pause; `ClusterScripts.paused`), in its slot.
     var gateways: String { publishPause + ":gateways" }
-    /// Set: the gateways that raised their topics' counters for the running failover pause.
-    var raised: String { publishPause + ":raised" }
     /// Before a gateway's id: its liveness (expires 3 s after its last refresh).
     var gatewayPrefix: String { key("gw:") }
     func gateway(_ id: String) -> String { gatewayPrefix + id }

@@ -78,7 +78,8 @@ extension Reliability {
 
             let refusedOnA = published.filter { $0.gateway == 0 && $0.status != 200 }
             Soak.report("redis cluster, master \(fault): promoted \(secondsText(promoted - faultAt)) after; A refused "
-                        + "\(refusedOnA.count), the last \(refusedOnA.last.map { secondsText($0.sent - promoted) } ?? "none") after the promotion; "
+                        + "\(refusedOnA.count), the last \(refusedOnA.last.map { secondsText($0.sent - promoted) } ?? "none") after the promotion "
+                        + "(\(refusedOnA.last?.body.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")); "
                         + "\(published.filter { $0.status == 200 }.count) of \(published.count) acknowledged")
             #expect(newPort != victim.port)
             #expect(published.allSatisfy { $0.answered - $0.sent < .seconds(2) }, "a POST took 2 s or more")
