@@ -1,3 +1,4 @@
+import Locking
 import RedisClient
 import Synchronization
 import Testing
@@ -65,6 +66,41 @@ struct LinkTimersTests {
             let now = await engine.link(shard: 0)?.generation
             return now != nil && now != generation && engine.isReady
         }, "the closed link was not made again while the clock stood still")
+    }
+
+    /// A connect attempt to a stopped Redis (its TCP still accepts, nothing answers) is
+    /// abandoned the moment another master is named, not at its timeout (5 s here), and
+    /// what it opened is closed: once resumed, that Redis has no connection of it left.
+    @Test func aConnectAttemptEndsWhenAnotherMasterIsNamed() async throws {
+        let redis = try await RedisServer.start()
+        defer { Task { await redis.stop() } }
+        let engine = Self.engine(clock: TurnClock(), redis: redis.url)
+        redis.pause()
+        let outcome = Locked<String?>(nil)
+        let attempt = Finished {
+            let result: String
+            switch await engine.connectUnlessRelinked(shard: 0) {
+            case .linked: result = "linked"
+            case .failed(let reason): result = "failed: \(reason.text)"
+            case .abandoned: result = "abandoned"
+            }
+            outcome.withLock { $0 = result }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!attempt.done, "the attempt ended before anything was named: \(outcome.withLock { $0 } ?? "")")
+        let named = ContinuousClock.now
+        await engine.requestRelink(shard: 0)
+        #expect(try await eventually(within: 2) { attempt.done }, "the attempt went on after another master was named")
+        #expect(ContinuousClock.now - named < .seconds(1))
+        #expect(outcome.withLock { $0 } == "abandoned")
+        redis.resume()
+        var clients = ""
+        #expect(try await eventually(within: 5) {
+            // Only redis-cli's own connection left.
+            clients = await RedisCLI.run(port: redis.port, ["CLIENT", "LIST"])
+            return clients.split(whereSeparator: \.isNewline).count == 1
+        }, "the abandoned attempt left connections open: \(clients)")
+        await engine.shutdown()
     }
 
     private static func engine(clock: TurnClock, redis: String) -> ClusterEngine {
