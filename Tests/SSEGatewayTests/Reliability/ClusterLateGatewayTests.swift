@@ -4,8 +4,8 @@ import Testing
 import TestSupport
 
 extension Reliability {
-    /// Redis Cluster failovers where the promoted replica lacks the last writes, and
-    /// the gateways do not all reach it at once.
+    /// A Redis Cluster failover where the promoted replica lacks the last writes (ids
+    /// go on past every id a subscriber saw), and the gateways do not all reach it at once.
     @Suite struct ClusterLateGateway {
         /// Two gateways: B has a subscriber of topic T, A has none (A only publishes to it). The
         /// replica of T's master is cut off (stopped, its replication link killed) so it lacks
@@ -15,7 +15,8 @@ extension Reliability {
         /// still live). A's publishes pause until B has raised T's counter on the new master: no
         /// acknowledged id is 10 or below (a fixed pause ended before B came back, and A's
         /// publishes took ids 6–10 again, which B's subscriber then silently skipped), and B's
-        /// subscriber gets every acknowledged id once, in order, with its value. B stopped longer
+        /// subscriber gets every acknowledged id once, in order, with its value; a client resuming
+        /// on B after id 10 gets exactly those. B stopped longer
         /// than its liveness would not be waited for (the pause's bound, README).
         @Test func lateGatewayAfterFailoverSkipsNothing() async throws {
             let cluster = try await RedisCluster.start()
@@ -123,6 +124,12 @@ extension Reliability {
             #expect(missing.isEmpty, "B's subscriber never got \(missing.count) acknowledged values, e.g. \(missing.prefix(3).map { "\($0.id ?? 0) \($0.data)" })")
             #expect(onB.problem == nil, "\(onB.problem ?? "")")
             #expect(!onB.stream.ended)
+            // A client resuming on B from the last id it saw before the failover is not sent back.
+            let resumed = try await FailoverStream.open(port: b.port, target: target, headers: [("Last-Event-ID", "10")])
+            defer { resumed.close() }
+            #expect(try await resumed.read(through: highest, within: 10))
+            #expect(resumed.received.keys.min() == acknowledged.compactMap(\.id).min(),
+                    "resumed after 10 but got \(resumed.received.keys.sorted().prefix(5))")
         }
     }
 }
