@@ -10,9 +10,11 @@ public struct ClusterConfiguration: Sendable {
     public var minReplicas = 0
     /// Longest `WAIT` for those replicas before the publish is answered 503.
     public var minReplicasTimeout: Duration = .milliseconds(500)
-    /// How long publishes pause after a failover while every
-    /// gateway raises the counters of its topics to the ids it holds.
-    public var failoverPause: Duration = .seconds(1)
+    /// The longest pause of publishes after a failover. It ends as soon as every
+    /// gateway live on the shard has raised the counters of its topics to the ids it
+    /// holds; this bounds it when one never says so (3 s: a gateway that does not come
+    /// back is no longer live 3 s after its last heartbeat anyway).
+    public var failoverPause: Duration = .seconds(3)
     /// The local hub's limits; the replay count and age also bound Redis's windows.
     public var hub: HubConfiguration
     /// Longest wait for a publish's script (a POST answers 503 past it, well within a second).

@@ -72,7 +72,8 @@ extension ClusterEngine {
     }
 
     /// What a new link needs before it serves: the probe subscribed, the scripts
-    /// loaded, this gateway's liveness written, the epoch checked, a running pause noted.
+    /// loaded, this gateway's liveness written, the epoch checked, a running pause
+    /// noted (and this gateway's mark owed to it).
     func prepare(_ link: RedisLink, shard index: Int) async throws(RedisError) {
         let command = link.command
         let keys = shards[index].keys
@@ -83,37 +84,31 @@ extension ClusterEngine {
             try await link.subscriber.subscribe([probe], timeout: configuration.commandTimeout)
         }
         for (name, text) in [("publish", ClusterScripts.publish), ("sync", ClusterScripts.sync),
-                             ("raiseIDs", ClusterScripts.raiseIDs)] {
+                             ("raiseIDs", ClusterScripts.raiseIDs), ("liveness", ClusterScripts.liveness),
+                             ("startFailoverPause", ClusterScripts.startFailoverPause),
+                             ("pauseState", ClusterScripts.pauseState)] {
             // A refusal (e.g. OOM) is no reason to stay away: EVAL sends the text instead.
             let hash = try await tolerating(await command.command(["SCRIPT", "LOAD", text], timeout: configuration.commandTimeout))
             scriptHashes[name] = hash?.string
         }
-        _ = try await tolerating(await command.command(["SET", keys.gateway(configuration.gatewayID), "1", "PX", "3000"],
-                                                 timeout: configuration.commandTimeout))
+        _ = try await writeLiveness(link, shard: index)
         try await checkEpoch(command, shard: index)
-        try await notePause(command, shard: index)
+        // A pause running here (another gateway found a failover or an empty restart): this
+        // gateway owes its mark too, once its syncs on the new link are done.
+        shards[index].raisePending = false
+        try await watchPause(link, shard: index, linking: true)
     }
 
-    /// Reads how long publishes still pause (the shard's `sse:refloor`'s time to live), for `/readyz`.
-    func notePause(_ command: RedisConnection, shard index: Int) async throws(RedisError) {
-        let left = try await command.command(["PTTL", shards[index].keys.publishPause],
-                                             timeout: configuration.commandTimeout).integer ?? -2
-        if left > 0 { readiness.pause(shard: index, until: .now + .milliseconds(left)) }
-    }
-
-    /// The master is another node than before (Sentinel promoted a replica): it may
-    /// lack the last publishes, so it is treated like a Redis that lost data —
-    /// publishes pause while every gateway's syncs raise its topics' counters to the
-    /// ids it holds (the first gateway to notice starts the pause; the others see it).
+    /// The master is another node than before (Sentinel or the cluster promoted a
+    /// replica): it may lack the last publishes, so it is treated like a Redis that
+    /// lost data — publishes pause until every gateway live on the shard has raised
+    /// its topics' counters to the ids it holds (`ClusterEngine+Pause`; the first
+    /// gateway to notice starts the pause, the others join it).
     func failedOverTo(_ master: RedisURL, link: RedisLink, shard index: Int) async {
         countFailover()
         configuration.log("\(shardName(index)): the master is now \(master) (failover); ids go on from what the gateways hold")
-        let pause = configuration.failoverPause
-        let (seconds, attoseconds) = pause.components
-        let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        _ = try? await link.command.command(["SET", shards[index].keys.publishPause, "1", "PX", String(milliseconds), "NX"],
-                                            timeout: configuration.commandTimeout)
-        _ = try? await notePause(link.command, shard: index)
+        await startFailoverPause(link, shard: index)
+        try? await watchPause(link, shard: index)
     }
 
     /// Notices a Redis that lost its data (its epoch is gone or another): then, if this

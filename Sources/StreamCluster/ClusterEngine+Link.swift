@@ -43,9 +43,15 @@ extension ClusterEngine {
             shards[index].relinkRequested = false
             let link: RedisLink
             let master: RedisURL
-            do throws(NotReady) {
-                (link, master) = try await connect(shard: index)
-            } catch {
+            switch await connectUnlessRelinked(shard: index) {
+            case .linked(let made, let at):
+                (link, master) = (made, at)
+            case .abandoned:
+                // Another master was named while connecting (the one tried may hang, e.g. a
+                // stopped process whose TCP still accepts): try the new one at once.
+                shards[index].phase = shards[index].phase.after(.failed)
+                continue
+            case .failed(let error):
                 if !reportedDown {
                     configuration.log("\(shardName(index)): \(error.text); retrying, not ready meanwhile")
                     reportedDown = true
@@ -84,14 +90,49 @@ extension ClusterEngine {
         }
     }
 
-    /// Waits `duration` on the configured clock, in steps of 50 ms so that it ends early
-    /// when a new master was announced (or the engine shut down) meanwhile.
-    private func backOff(shard index: Int, _ duration: Duration) async {
-        let step = Duration.milliseconds(50)
-        var left = duration
-        while left > .zero, !shards[index].relinkRequested, !isShutdown {
-            try? await configuration.clock.sleep(for: min(step, left), tolerance: nil)
-            left -= step
+    /// Waits `duration` on the configured clock, or less: until a new master is named
+    /// (or the engine shuts down).
+    func backOff(shard index: Int, _ duration: Duration) async {
+        _ = await sleep(shard: index, for: duration, unless: .relink)
+    }
+
+    /// How a connect attempt ended.
+    enum ConnectAttempt {
+        case linked(RedisLink, RedisURL)
+        case failed(NotReady)
+        /// A new master was named meanwhile: the attempt was cancelled, what it opened closed.
+        case abandoned
+    }
+
+    /// Connects, racing the attempt against the naming of another master (the slot map,
+    /// Sentinel's `+switch-master`): whichever comes first wins, the other is cancelled.
+    /// A link the cancelled attempt still made is closed.
+    func connectUnlessRelinked(shard index: Int) async -> ConnectAttempt {
+        let wakeup = shards[index].wakeup
+        return await withTaskGroup(of: ConnectAttempt?.self) { group in
+            group.addTask {
+                do throws(NotReady) {
+                    let (link, master) = try await self.connect(shard: index)
+                    return .linked(link, master)
+                } catch {
+                    return .failed(error)
+                }
+            }
+            group.addTask {
+                await self.until(.relink, shard: index, wakeup: wakeup)
+                return Task.isCancelled ? nil : .abandoned
+            }
+            var outcome: ConnectAttempt?
+            while let next = await group.next() {
+                guard let next else { continue }
+                if outcome == nil {
+                    outcome = next
+                    group.cancelAll()
+                } else if case .linked(let late, _) = next {
+                    late.close()
+                }
+            }
+            return outcome ?? .abandoned
         }
     }
 
@@ -103,24 +144,52 @@ extension ClusterEngine {
         unsubscribing = unsubscribing.filter { routing.shard(of: $0) != index }
         readiness.up(shard: index, generation: link.generation)
         let generation = link.generation
-        link.command.onClose { [weak self] in self?.connectionClosed(generation: generation) }
-        link.subscriber.onClose { [weak self] in self?.connectionClosed(generation: generation) }
-        link.publisher.onClose { [weak self] in self?.connectionClosed(generation: generation) }
+        let wakeup = shards[index].wakeup
+        link.command.onClose { [weak self] in self?.connectionClosed(generation: generation); wakeup.signal() }
+        link.subscriber.onClose { [weak self] in self?.connectionClosed(generation: generation); wakeup.signal() }
+        link.publisher.onClose { [weak self] in self?.connectionClosed(generation: generation); wakeup.signal() }
         // Every followed topic of the shard subscribes again and syncs from where its mirror stands.
         doorbellRinger.yield()
     }
 
-    /// Watches the link until it is lost: whether it is still open every 100 ms; at once
-    /// and then every second a probe goes out, and must have come back through pub/sub (a
-    /// subscribed connection can stop delivering while both sockets look fine; the link
-    /// is ready only once the first one is back), and liveness and subscriber counts are written.
-    private func monitor(_ link: RedisLink, shard index: Int) async {
-        var ticks = 0
-        while !isShutdown, link.isOpen, self.link(shard: index)?.generation == link.generation {
-            if ticks % 10 == 0, !(await heartbeat(link, shard: index)) { return }
-            try? await configuration.clock.sleep(for: .milliseconds(100), tolerance: nil)
-            ticks += 1
+    /// How often a link's heartbeat runs (probe, liveness, counts, pause).
+    static var heartbeatInterval: Duration { .seconds(1) }
+
+    /// Watches the link until it is lost: it waits for a connection of the link to
+    /// close (their `onClose` nudge the shard's wakeup) or the next heartbeat's
+    /// deadline on the configured clock. At once and then every second a probe goes
+    /// out, and must have come back through pub/sub (a subscribed connection can stop
+    /// delivering while both sockets look fine; the link is ready only once the first
+    /// one is back), liveness and subscriber counts are written and the pause looked
+    /// at; while a pause runs (or this gateway owes its mark), the pause every 100 ms.
+    func monitor(_ link: RedisLink, shard index: Int) async {
+        let gone = ShardWait.linkGone(generation: link.generation)
+        var sinceHeartbeat: Duration?  // nil: the heartbeat is due.
+        while !hasCome(gone, shard: index) {
+            if sinceHeartbeat == nil {
+                guard await heartbeat(link, shard: index) else { return }
+                sinceHeartbeat = .zero
+            } else if watchesPause(shard: index) {
+                if shards[index].pauseWatchTurns > 0 { shards[index].pauseWatchTurns -= 1 }
+                do throws(RedisError) {
+                    try await watchPause(link, shard: index)
+                } catch {
+                    return
+                }
+            }
+            guard !hasCome(gone, shard: index) else { return }
+            let untilHeartbeat = Self.heartbeatInterval - (sinceHeartbeat ?? .zero)
+            let step = watchesPause(shard: index) ? min(Self.pauseWatchInterval, untilHeartbeat) : untilHeartbeat
+            if await sleep(shard: index, for: step, unless: gone) { return }
+            let since = (sinceHeartbeat ?? .zero) + step
+            sinceHeartbeat = since >= Self.heartbeatInterval ? nil : since
         }
+    }
+
+    /// Whether the pause is looked at every 100 ms: one runs, this gateway owes its mark,
+    /// or it failed over lately (`pauseWatchTurns`).
+    private func watchesPause(shard index: Int) -> Bool {
+        shards[index].raisePending || shards[index].pauseWatchTurns > 0 || readiness.isPaused(shard: index)
     }
 
     private func heartbeat(_ link: RedisLink, shard index: Int) async -> Bool {
@@ -140,12 +209,10 @@ extension ClusterEngine {
                 configuration.log("\(shardName(index)): this gateway's pub/sub connection is not subscribed any more; reconnecting")
                 return false
             }
-            // GET: the previous value; none means the key lapsed (this gateway was slow for
+            // The previous value: none means the key lapsed (this gateway was slow for
             // 3 s) and another gateway's publish may have deleted its counts.
-            let previous = try await tolerating(await link.command.command(
-                ["SET", keys.gateway(configuration.gatewayID), "1", "PX", "3000", "GET"], timeout: configuration.commandTimeout))
-            if previous == .null { shards[index].countsNeedFullWrite = true }
-            try await notePause(link.command, shard: index)
+            if try await writeLiveness(link, shard: index) == false { shards[index].countsNeedFullWrite = true }
+            try await watchPause(link, shard: index)
             if case .sentinel = configuration.redis {
                 let role = try await Sentinel.role(of: link.command, timeout: configuration.commandTimeout)
                 guard role == "master" else {

@@ -42,7 +42,7 @@ extension ClusterEngine {
         guard !isShutdown, message.channel == Sentinel.switchMasterChannel,
               let announcement = SwitchMaster(payload: message.payload), announcement.masterName == masterName else { return }
         configuration.log("redis: Sentinel announced the master \(masterName) at \(announcement.host):\(announcement.port)")
-        shards[0].relinkRequested = true
+        requestRelink(shard: 0)
         if let link = link(shard: 0),
            shards[0].phase.lastMaster.map({ $0.host != announcement.host || $0.port != announcement.port }) ?? true {
             linkLost(link, shard: 0, because: .noMaster("Sentinel moved the master to \(announcement.host):\(announcement.port)"))

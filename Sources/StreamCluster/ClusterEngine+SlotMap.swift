@@ -101,7 +101,7 @@ extension ClusterEngine {
                 configuration.log("redis shard \(master.address): "
                                   + (movedMaster ? "the cluster names this master for the shard's slots (failover)"
                                                  : "the shard's own keys moved to another slot"))
-                shards[at].relinkRequested = true
+                requestRelink(shard: at)
                 if let link = link(shard: at) {
                     linkLost(link, shard: at, because: .noMaster("the cluster moved the shard's master to \(master.address)"))
                 }
@@ -117,6 +117,7 @@ extension ClusterEngine {
             }
             shards[index].retired = true
             shards[index].phase = shards[index].phase.after(.shutdown)
+            shards[index].wakeup.signal()
             readiness.retire(shard: index)
         }
         routing = ShardRouting(map: map, shardIndices: indices)

@@ -222,7 +222,10 @@ public actor ClusterEngine: StreamEngine {
         isShutdown = true
         let links = shards.map(\.phase.link)
         let keys = shards.map(\.keys)
-        for index in shards.indices { shards[index].phase = shards[index].phase.after(.shutdown) }
+        for index in shards.indices {
+            shards[index].phase = shards[index].phase.after(.shutdown)
+            shards[index].wakeup.signal()  // Back-offs and connect attempts end now.
+        }
         readiness.down(.shutDown)
         topicsLostTheLink()
         doorbellRinger.finish()

@@ -59,9 +59,10 @@ struct ClusterKeys: Sendable {
 
 /// The keys that belong to one Redis (one shard) rather than to a topic: a
 /// gateway's liveness, the epoch that tells a Redis that lost its data, the pause
-/// while ids are restored, a gateway's probe channel. Without a tag (one Redis,
-/// Sentinel) they are the global `sse:gw:<id>`, `sse:epoch`, `sse:refloor`,
-/// `sse:probe:<id>`; on Redis Cluster each master has its own, under a hash tag
+/// while ids are restored (and, for a failover's, who was live and who raised), a
+/// gateway's probe channel. Without a tag (one Redis, Sentinel) they are the global
+/// `sse:gw:<id>`, `sse:epoch`, `sse:refloor` (`:gateways`, `:raised`), `sse:probe:<id>`;
+/// on Redis Cluster each master has its own, under a hash tag
 /// chosen from the slot map so that it lands on that master (`sse:{s<n>}:…`, the
 /// smallest `n` that does): the publish script reads them as keys of its own node,
 /// and every gateway reading the same map picks the same tag.
@@ -81,6 +82,11 @@ struct ShardKeys: Sendable, Equatable {
     /// follows. (The key, and the script's `REFLOOR` refusal, keep their old names:
     /// gateways of two versions share them during an upgrade.)
     var publishPause: String { key("refloor") }
+    /// Sorted set: the gateways that wrote their liveness here in the last minute (by
+    /// when), read by a failover pause to know who was live. Named after the pause
+    /// key, as the scripts derive it and its sibling `<pause>:raised` (the gateways
+    /// that raised their counters for the running pause; `ClusterScripts.paused`), in its slot.
+    var gateways: String { publishPause + ":gateways" }
     /// Before a gateway's id: its liveness (expires 3 s after its last refresh).
     var gatewayPrefix: String { key("gw:") }
     func gateway(_ id: String) -> String { gatewayPrefix + id }

@@ -2,6 +2,69 @@
 /// assigned, stored and announced in one step: no other gateway can see a
 /// counter ahead of its value, or receive ids out of order.
 enum ClusterScripts {
+    /// A Lua function the scripts that must know it start with: whether publishes
+    /// on this Redis pause. `pause`: the pause key (`ShardKeys.publishPause`), `prefix`:
+    /// the liveness keys' (`ShardKeys.gatewayPrefix`). A pause of any value but
+    /// `failover` (an empty restart's `1`) lasts its time to live. A `failover` pause
+    /// lasts until every live gateway of `pause:gateways` (a liveness key still there)
+    /// is in `pause:raised` (its syncs raised the counters of its topics on this
+    /// master), or its time to live ends: then it is deleted at once, and it is not.
+    static let paused = """
+    local function paused(pause, prefix)
+      local kind = redis.call('GET', pause)
+      if not kind then return false end
+      if kind ~= 'failover' then return true end
+      local raised = pause .. ':raised'
+      local gateways = redis.call('ZRANGE', pause .. ':gateways', 0, -1)
+      for i = 1, #gateways do
+        if redis.call('SISMEMBER', raised, gateways[i]) == 0 and redis.call('EXISTS', prefix .. gateways[i]) == 1 then
+          return true
+        end
+      end
+      redis.call('DEL', pause, raised)
+      return false
+    end
+
+    """
+
+    /// A gateway's liveness, written on linking and every heartbeat. KEYS: its liveness
+    /// key, the shard's gateways (`ShardKeys.gateways`). ARGV: its id, the time to
+    /// live in ms. Returns the key's previous value (nil: it had lapsed). The gateways
+    /// set is what a failover pause reads to know who was live (replicated with the
+    /// liveness keys to a replica that may be promoted); names not seen for a minute leave it.
+    static let liveness = """
+    local previous = redis.call('SET', KEYS[1], '1', 'PX', ARGV[2], 'GET')
+    local t = redis.call('TIME')
+    local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    redis.call('ZADD', KEYS[2], ms, ARGV[1])
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ms - 60000)
+    return previous
+    """
+
+    /// Starts the pause after a failover unless one runs. KEYS: the pause key. ARGV:
+    /// its longest time in ms. Returns 1 when this call started it (the marks of an
+    /// earlier pause are cleared), else 0.
+    static let startFailoverPause = """
+    if redis.call('SET', KEYS[1], 'failover', 'PX', ARGV[1], 'NX') then
+      redis.call('DEL', KEYS[1] .. ':raised')
+      return 1
+    end
+    return 0
+    """
+
+    /// Whether publishes still pause, after marking the calling gateway raised when
+    /// asked. KEYS: the pause key. ARGV: the liveness keys' prefix, the gateway's id,
+    /// `1` to mark it raised (its syncs are done). Returns `{0, 0}` when no pause runs
+    /// (any more), else `{ms left at most, 1 if this gateway is marked raised}`.
+    static let pauseState = paused + """
+    if ARGV[3] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then
+      redis.call('SADD', KEYS[1] .. ':raised', ARGV[2])
+      redis.call('PEXPIRE', KEYS[1] .. ':raised', 60000)
+    end
+    if not paused(KEYS[1], ARGV[1]) then return {0, 0} end
+    return {redis.call('PTTL', KEYS[1]), redis.call('SISMEMBER', KEYS[1] .. ':raised', ARGV[2])}
+    """
+
     /// Publishes one value. KEYS: ids, state, events, counts of the channel.
     /// ARGV: channel (`state`/`events`), data, event name (`""` for none), the id the
     /// new one must be above (the last the publishing gateway holds: ids never go
@@ -13,10 +76,10 @@ enum ClusterScripts {
     /// The liveness and pause keys are the shard's own (`ShardKeys`): on Redis Cluster
     /// undeclared keys of the same node, which Redis 7 lets a script without a shebang read.
     /// Returns `{id, subscribers of every other live gateway}`, or an error while
-    /// the pause key exists (Redis came back empty and the gateways are raising the
-    /// counters to the ids they hold: nothing is published meanwhile).
-    static let publish = """
-    if redis.call('EXISTS', ARGV[10]) == 1 then
+    /// publishes pause (`paused`: Redis came back empty, or failed over, and the
+    /// gateways are raising the counters to the ids they hold: nothing is published meanwhile).
+    static let publish = paused + """
+    if paused(ARGV[10], ARGV[8]) then
       return redis.error_reply('REFLOOR Redis came back empty; the gateways are restoring the ids')
     end
     local channel = ARGV[1]

@@ -137,6 +137,18 @@ final class Readiness: Sendable {
         }
     }
 
+    /// Publishes on the shard pause for at most `left` more (as Redis said just now), or (nil) not at all.
+    func paused(shard: Int = 0, for left: Duration?) {
+        let now = ContinuousClock.now
+        state.withLock { $0.shards[shard]?.pausedUntil = left.map { now + $0 } }
+    }
+
+    /// Whether a pause is noted for the shard (its end not passed).
+    func isPaused(shard: Int = 0) -> Bool {
+        let now = ContinuousClock.now
+        return state.withLock { ($0.shards[shard]?.pausedUntil).map { $0 > now } ?? false }
+    }
+
     var isReady: Bool { reason == nil }
 
     /// Whether the shard's link serves now (no cause, no pause).
@@ -179,7 +191,7 @@ final class Readiness: Sendable {
         if let notReady = shard.notReady { return prefix + notReady.text }
         if let until = shard.pausedUntil, until > now {
             return prefix + "the cluster's Redis may have lost data (it restarted empty or failed over): "
-                + "the gateways restore the ids for \(milliseconds(until - now)) ms more"
+                + "the gateways restore the ids (at most \(milliseconds(until - now)) ms more)"
         }
         return nil
     }

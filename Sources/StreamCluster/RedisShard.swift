@@ -45,8 +45,9 @@ struct ShardRouting: Sendable {
 /// What the engine keeps per shard of Redis: the link's phase and what belongs to
 /// that Redis alone — its epoch (a shard that restarts empty is noticed on its own),
 /// this gateway's probes through its pub/sub, the subscriber counts written there,
-/// and, in Sentinel mode, the sentinel asked first and whether a new master was
-/// announced; on Redis Cluster, the master it links to and the hash tag of its keys.
+/// whether it still has to mark itself raised for a pause there, whether a new
+/// master was named (and the nudge its supervision waits on); in Sentinel mode the
+/// sentinel asked first; on Redis Cluster, the master it links to and the hash tag of its keys.
 struct RedisShard: Sendable {
     var phase: LinkPhase = .connecting(attempt: 0, master: nil)
     /// The generation of the newest link made (messages of older ones are ignored).
@@ -61,8 +62,18 @@ struct RedisShard: Sendable {
     var heartbeats: UInt64 = 0
     /// Sentinel mode: the sentinel that answered last (asked first next time).
     var sentinelIndex = 0
-    /// Set when a sentinel announced a new master: the next connect is tried at once.
+    /// Set when a new master was named (Sentinel's `+switch-master`, the slot map): a
+    /// back-off or a connect attempt under way ends, and the next one is tried at once.
     var relinkRequested = false
+    /// Nudged when a new master is named, a connection of the link closes, or the engine shuts down.
+    let wakeup = ShardWakeup()
+    /// A pause runs on this Redis (after a failover, or found when linking) and this
+    /// gateway has not yet marked itself raised for it: it does once its syncs of the
+    /// shard's followed topics are done (`ClusterEngine+Pause`).
+    var raisePending = false
+    /// How many more times (every 100 ms) the pause is looked at although none was seen:
+    /// after a failover, another gateway arriving later may start a new one.
+    var pauseWatchTurns = 0
     /// Redis Cluster: the master serving this shard's slots in the last map (nil: none).
     var clusterMaster: ClusterNode?
     /// Redis Cluster: the master and replicas of the last map (a promoted replica is this shard's new master).

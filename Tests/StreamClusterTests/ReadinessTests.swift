@@ -19,6 +19,22 @@ struct ReadinessTests {
         #expect(!readiness.isReady)
     }
 
+    /// The pause as Redis last said it (`paused(for:)`, after a failover): at most that long,
+    /// told as such, and over the moment Redis says so — not when the bound passes.
+    @Test func aPauseEndsWhenRedisSaysItEnded() {
+        let readiness = Readiness()
+        readiness.up(generation: 1)
+        readiness.probeReturned(generation: 1)
+        readiness.paused(for: .seconds(3))
+        #expect(!readiness.isReady && readiness.isPaused())
+        #expect(readiness.reason?.contains("restore the ids (at most") == true, "\(readiness.reason ?? "")")
+        readiness.paused(for: .milliseconds(500))  // Redis's word replaces the last one, shorter or not.
+        #expect(readiness.reason?.contains("at most 5") == true || readiness.reason?.contains("at most 4") == true,
+                "\(readiness.reason ?? "")")
+        readiness.paused(for: nil)
+        #expect(readiness.isReady && !readiness.isPaused())
+    }
+
     @Test func theFirstCauseIsToldAndOlderLinksAreIgnored() {
         let readiness = Readiness()
         readiness.up(generation: 2)

@@ -78,7 +78,8 @@ extension Reliability {
 
             let refusedOnA = published.filter { $0.gateway == 0 && $0.status != 200 }
             Soak.report("redis cluster, master \(fault): promoted \(secondsText(promoted - faultAt)) after; A refused "
-                        + "\(refusedOnA.count), the last \(refusedOnA.last.map { secondsText($0.sent - promoted) } ?? "none") after the promotion; "
+                        + "\(refusedOnA.count), the last \(refusedOnA.last.map { secondsText($0.sent - promoted) } ?? "none") after the promotion "
+                        + "(\(refusedOnA.last?.body.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")); "
                         + "\(published.filter { $0.status == 200 }.count) of \(published.count) acknowledged")
             #expect(newPort != victim.port)
             #expect(published.allSatisfy { $0.answered - $0.sent < .seconds(2) }, "a POST took 2 s or more")
@@ -88,6 +89,11 @@ extension Reliability {
             #expect(refusedElsewhere.isEmpty, "\(refusedElsewhere.count) of A's publishes to a topic on a surviving master refused, e.g. \(refusedElsewhere.first?.body ?? "")")
             let late = refusedOnA.filter { $0.sent > promoted + .seconds(2) }
             #expect(late.isEmpty, "\(late.count) of A's publishes refused more than 2 s after the promotion, e.g. \(late.first?.body ?? "")")
+            if !late.isEmpty {  // What each gateway's link did, to tell why.
+                for (name, gateway) in [("A", a), ("B", b)] {
+                    print("\(name)'s log:\n" + gateway.child.stderr.text.split(separator: "\n").filter { $0.contains("redis") }.suffix(30).joined(separator: "\n"))
+                }
+            }
             let lateOnB = published.filter { $0.gateway == 1 && $0.status != 200 && $0.sent > backAt + .seconds(10) }
             #expect(lateOnB.isEmpty, "\(lateOnB.count) of B's publishes refused more than 10 s after its replica was back")
             #expect(run.idsGoUp(published), "acknowledged ids went backwards")
