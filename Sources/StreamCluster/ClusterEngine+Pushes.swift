@@ -28,13 +28,28 @@ extension ClusterEngine {
               topicShard[topic] == index, let decoded = ClusterMessage(payload: message.payload) else { return }
         switch followed[topic]!.received(decoded) {
         case .apply(let next):
-            _ = try? await hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
-            fencesMayBeReached(topic)
+            mirror(next, of: topic)
         case .sync:
             doorbellRinger.yield()
         case .none, .subscribe, .runSync, .live:
             break
         }
+    }
+
+    /// Applies a live topic's next message to the mirror (its subscribers readied, the
+    /// writes at the loop's turn end), then this gateway's own publishes that waited
+    /// for it (`AheadMessages`); fences it reached are resumed. Synchronous, so nothing
+    /// else of the engine or its hub runs between the id's decision and its apply.
+    func mirror(_ message: ClusterMessage, of topic: String) {
+        hub.assumeIsolated { hub in
+            _ = try? hub.apply(topic: topic, channel: message.channel, data: message.data, event: message.event, id: message.id)
+        }
+        while let next = followed[topic]?.takeAhead() {
+            hub.assumeIsolated { hub in
+                _ = try? hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
+            }
+        }
+        fencesMayBeReached(topic)
     }
 
     /// Redis Cluster ended a sharded subscription (its slot moved, or the node became a

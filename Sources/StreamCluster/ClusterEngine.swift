@@ -33,7 +33,8 @@ import Synchronization
 public actor ClusterEngine: StreamEngine {
     let configuration: ClusterConfiguration
     let hub: Hub
-    private nonisolated let executor: any SerialExecutor
+    /// Where the engine and its hub run (`onEngine` runs in place on its thread).
+    nonisolated let executor: any SerialExecutor
     /// What `/readyz` reads; set as the links' phases change, dropped the moment a connection closes.
     nonisolated let readiness: Readiness
     private nonisolated let reconnectCount = Atomic<UInt64>(0)

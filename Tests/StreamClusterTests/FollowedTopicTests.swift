@@ -17,7 +17,7 @@ struct FollowedTopicTests {
         _ = topic.takeSync()
         topic.synced(state: state, events: events)
         #expect(topic.nextPending() == .live)
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
         return topic
     }
 
@@ -34,7 +34,7 @@ struct FollowedTopicTests {
         topic.synced(state: 0, events: 5)  // The sync brought ids up to 5.
         #expect(topic.nextPending() == .apply(message(.events, 6)))  // 5 is held already.
         #expect(topic.nextPending() == .live)
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
         #expect(topic.lastEvents == 6)
     }
 
@@ -52,7 +52,7 @@ struct FollowedTopicTests {
         #expect(topic.takeSync()! == (0, 4))
         topic.synced(state: 0, events: 6)
         #expect(topic.nextPending() == .live)  // 6 came with the sync.
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
     }
 
     /// State values may skip ids (only the newest matters) but never go back.
@@ -159,7 +159,7 @@ struct FollowedTopicTests {
         topic.stayed()
         #expect(topic.nextPending() == .apply(message(.events, 3)))
         #expect(topic.nextPending() == .live)
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
     }
 
     /// A topic the hub forgot while a subscriber arrived starts from nothing with a sync.
