@@ -55,6 +55,44 @@ struct FollowedTopicTests {
         #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
     }
 
+    /// This gateway's own publish applies from the script's reply when next; its echo is then skipped.
+    @Test func anOwnPublishAppliesFromItsReplyAndItsEchoIsSkipped() {
+        var topic = liveTopic(state: 1, events: 3)
+        #expect(topic.stored(message(.events, 4)) == .apply(message(.events, 4)))
+        #expect(topic.received(message(.events, 4)) == .none)
+        #expect(topic.stored(message(.state, 5)) == .apply(message(.state, 5)))
+        #expect(topic.received(message(.state, 5)) == .none)
+        #expect(topic.lastEvents == 4 && topic.lastState == 5)
+    }
+
+    /// An own publish ahead of ids still on their way by pub/sub waits for them, then applies before its echo.
+    @Test func anOwnPublishAheadWaitsForTheIDsBeforeIt() {
+        var topic = liveTopic(events: 3)
+        #expect(topic.stored(message(.events, 6)) == .none)
+        #expect(topic.stored(message(.events, 5)) == .none)
+        #expect(topic.takeAhead() == nil)  // 4 has not come.
+        #expect(topic.received(message(.events, 4)) == .apply(message(.events, 4)))
+        #expect(topic.takeAhead() == message(.events, 5))
+        #expect(topic.takeAhead() == message(.events, 6))
+        #expect(topic.takeAhead() == nil)
+        #expect(topic.received(message(.events, 5)) == .none && topic.received(message(.events, 6)) == .none)
+        #expect(topic.lastEvents == 6)
+    }
+
+    /// Held own publishes are dropped when the topic syncs (the sync or their echo brings them), and are
+    /// never applied outside the live phase.
+    @Test func ownPublishesOutsideLiveWaitForTheirEchoOrTheSync() {
+        var topic = liveTopic(events: 3)
+        #expect(topic.stored(message(.events, 5)) == .none)
+        #expect(topic.received(message(.events, 6)) == .sync)  // 4 and 5 missing by pub/sub: a sync.
+        #expect(topic.stored(message(.events, 7)) == .none)
+        _ = topic.takeSync()
+        topic.synced(state: 0, events: 7)
+        #expect(topic.nextPending() == .live)
+        #expect(topic.takeAhead() == nil)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
+    }
+
     /// State values may skip ids (only the newest matters) but never go back.
     @Test func stateAppliesOnlyNewerValues() {
         var topic = liveTopic(state: 2)
