@@ -6,18 +6,23 @@ import StreamHub
 /// the cluster decided (`sunsubscribe`: its slot moved, or the node became a replica).
 extension ClusterEngine {
     /// A push on shard `index`'s subscribed connection (in arrival order; the reader
-    /// waits for this to return).
-    func received(_ push: RedisPush, shard index: Int, generation: UInt64) async {
-        switch push {
-        case .message(let message):
-            await received(message, shard: index, generation: generation)
-        case .shardChannelUnsubscribed(let channel):
-            shardChannelEnded(channel, shard: index, generation: generation)
+    /// waits for this to return). Handled in place when the reader runs on the engine's
+    /// loop (the Redis connections do): every message of one read then goes into the
+    /// mirror in the reader's one job, and the loop's turn-end writes carry them all,
+    /// each subscriber once, as a turn's publishes in memory mode; no hop per message.
+    nonisolated(nonsending) func received(_ push: RedisPush, shard index: Int, generation: UInt64) async {
+        await onEngine { engine in
+            switch push {
+            case .message(let message):
+                engine.received(message, shard: index, generation: generation)
+            case .shardChannelUnsubscribed(let channel):
+                engine.shardChannelEnded(channel, shard: index, generation: generation)
+            }
         }
     }
 
     /// A message from the subscribed connection.
-    func received(_ message: RedisMessage, shard index: Int, generation: UInt64) async {
+    func received(_ message: RedisMessage, shard index: Int, generation: UInt64) {
         guard index < shards.count, generation == shards[index].generation, !isShutdown else { return }
         if message.channel == shards[index].keys.probeChannel(gateway: configuration.gatewayID) {
             shards[index].probesSeen = max(shards[index].probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
