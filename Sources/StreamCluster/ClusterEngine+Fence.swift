@@ -149,3 +149,58 @@ struct FenceWaits {
         waiting.removeValue(forKey: id)
     }
 }
+
+/// Reading the fences in rounds (`FenceReads`).
+extension ClusterEngine {
+    /// What Redis holds of `topics`' ids, read in the next round (shared with every
+    /// subscriber that arrives before it goes out); a topic missing could not be read.
+    func readFences(of topics: [String]) async -> FenceReads.Replies {
+        let id = fenceReads.nextID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // A subscriber cancelled before it got here has nobody to wait for.
+                guard !isShutdown, !Task.isCancelled else {
+                    continuation.resume(returning: [:])
+                    return
+                }
+                fenceReads.add(id, topics: topics, continuation)
+                doorbellRinger.yield()  // The worker sends the round.
+            }
+        } onCancel: {
+            Task { await self.fenceReadLeft(id) }
+        }
+    }
+
+    private func fenceReadLeft(_ id: FenceReads.ID) {
+        fenceReads.take(id)?.resume(returning: [:])
+    }
+
+    /// Sends the round's reads (one `HMGET` per topic, on its shard's link, pipelined)
+    /// and resumes its subscribers with the replies. Run by the worker.
+    func readFenceRound(_ waiters: [FenceReads.ID], topics: Set<String>) async {
+        var reads: [(String, RedisConnection)] = []
+        for topic in topics {
+            if let link = link(of: topic) { reads.append((topic, link.command)) }
+        }
+        let timeout = configuration.commandTimeout
+        let replies = await withTaskGroup(of: (String, RedisValue?).self, returning: FenceReads.Replies.self) { group in
+            for (topic, connection) in reads {
+                group.addTask {
+                    (topic, try? await connection.command(["HMGET", ClusterKeys(topic: topic).ids, "state", "events"],
+                                                          timeout: timeout))
+                }
+            }
+            var replies: FenceReads.Replies = [:]
+            for await (topic, reply) in group {
+                if let reply { replies[topic] = reply }
+            }
+            return replies
+        }
+        for id in waiters { fenceReads.take(id)?.resume(returning: replies) }
+    }
+
+    /// The engine shuts down: nobody waits for a round any more.
+    func refuseFenceReads() {
+        for waiter in fenceReads.takeAll() { waiter.resume(returning: [:]) }
+    }
+}

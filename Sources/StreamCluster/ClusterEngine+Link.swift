@@ -305,10 +305,16 @@ extension ClusterEngine {
     /// `asking`: after `ASKING`, in one write (a slot being imported by that node).
     func runScript(_ name: String, _ text: String, link: RedisLink, on connection: RedisConnection? = nil,
                    keys: [String], arguments: [[UInt8]], asking: Bool = false) async throws(RedisError) -> RedisValue {
-        let connection = connection ?? link.command
+        try await Self.evaluate(text, hash: scriptHashes[name], on: connection ?? link.command, keys: keys,
+                                arguments: arguments, asking: asking, timeout: configuration.commandTimeout)
+    }
+
+    /// `runScript` off the engine (a publish on its caller's loop): `hash` is the script's
+    /// from `scriptHashes`, read on the engine.
+    nonisolated static func evaluate(_ text: String, hash: String?, on connection: RedisConnection, keys: [String],
+                                     arguments: [[UInt8]], asking: Bool, timeout: Duration) async throws(RedisError) -> RedisValue {
         let tail = [Array(String(keys.count).utf8)] + keys.map { Array($0.utf8) } + arguments
-        let timeout = configuration.commandTimeout
-        if let hash = scriptHashes[name] {
+        if let hash {
             let command = [Array("EVALSHA".utf8), Array(hash.utf8)] + tail
             do {
                 return asking ? try await connection.commandAfterAsking(command, timeout: timeout)

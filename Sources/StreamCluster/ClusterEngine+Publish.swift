@@ -5,6 +5,14 @@ import StreamHub
 /// announces it; with `minReplicas`, a `WAIT` on the same connection right after it
 /// confirms that enough replicas hold it before the publish is acknowledged.
 ///
+/// Replies first: the publish runs on its caller's executor and touches the engine
+/// only for the synchronous steps before and after the script (`onEngine`: in place on
+/// the engine's loop, else one hop), so the script's reply is handled by the job that
+/// reads it: the value goes into this gateway's mirror at once (its subscribers are
+/// readied without waiting for the pub/sub echo, which is then skipped as held), and
+/// the POST's reply is written in that same job, before the loop's turn-end writes
+/// fan the value out (as in memory mode).
+///
 /// On Redis Cluster a refusal of the node is followed as the cluster says: `MOVED` →
 /// the slot map read again and the publish tried once more on the new owner; `ASK` →
 /// the script sent after `ASKING` to the node importing the slot (no refresh);
@@ -12,119 +20,184 @@ import StreamHub
 /// until the command timeout; `CLUSTERDOWN`/`READONLY` → the map is read again and
 /// the publish answered 503 (with `Retry-After`).
 extension ClusterEngine {
-    public func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult {
-        guard !isShutdown else { throw .shutdown }
-        // The new id is above the last this gateway holds: ids never go backwards for its subscribers.
-        let held = await hub.lastIDs(topic: topic)
-        let above = channel == .state ? held.state : held.events
-        let keys = ClusterKeys(topic: topic)
+    public nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String,
+                                                event: String?) async throws(PublishError) -> PublishResult {
         let deadline = ContinuousClock.now + configuration.commandTimeout
-        var moved = false
-        var asking: ClusterAddress?
+        var attempt = PublishAttempt()
         while true {
-            guard !isShutdown else { throw .shutdown }
-            let target = asking.flatMap { address in
-                shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
-            } ?? (asking == nil ? routing.shard(of: topic) : nil)
-            guard let index = target else {
-                if asking == nil { requestMapRefresh() }
-                throw .unavailable(reason: asking.map { "the Redis Cluster node \($0) importing the topic's slot is not linked" }
-                                   ?? "no Redis Cluster master serves the topic's slot now (a failover or reshard); retry in a moment")
-            }
-            guard let link = link(shard: index), readiness.isReady(shard: index), link.publisher.isOpen else {
-                throw .unavailable(reason: readiness.reason(shard: index) ?? "the connection to the cluster's Redis was lost")
-            }
-            let shardKeys = shards[index].keys
-            let arguments: [[UInt8]] = [
-                Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(above).utf8),
-                Array(String(configuration.hub.replayCount).utf8),
-                Array(String(configuration.replayMaxAgeMilliseconds).utf8),
-                keys.channel(sharded: routing.isCluster), Array(shardKeys.gatewayPrefix.utf8),
-                Array(configuration.gatewayID.utf8), Array(shardKeys.publishPause.utf8),
-                Array((routing.isCluster ? "SPUBLISH" : "PUBLISH").utf8),
-            ]
-            // With --redis-min-replicas: one script + WAIT at a time per shard (a WAIT
-            // blocks its connection: others pipelined behind it would wait out its timeout).
-            if configuration.minReplicas > 0 {
-                guard await takeReplicaTurn(shard: index, until: deadline) else {
-                    throw .unavailable(reason: ContinuousClock.now >= deadline
-                        ? "waited for the publishes before it on the shard (--redis-min-replicas: one WAIT at a time) "
-                          + "past the command timeout (\(configuration.commandTimeout)); retry in a moment"
-                        : replicasShortText(shard: index))
+            let asking = attempt.asking
+            let plan = try await onEngine { engine in
+                engine.planPublish(topic: topic, channel: channel, data: data, event: event, asking: asking)
+            }.get()
+            switch await store(plan, until: deadline) {
+            case .success(let (id, others)):
+                return await onEngine { engine in
+                    engine.published(ClusterMessage(channel: channel, id: id, event: event, data: data), to: topic,
+                                     others: others)
                 }
+            case .failure(let failure):
+                attempt = try await publishFailed(failure, plan: plan, attempt: attempt, until: deadline).get()
             }
-            var replicasShort: Int?
-            defer { if configuration.minReplicas > 0 { releaseReplicaTurn(shard: index, short: replicasShort) } }
-            let reply: RedisValue
-            do {
-                reply = try await runScript("publish", ClusterScripts.publish, link: link, on: link.publisher,
-                                            keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
-                                            arguments: arguments, asking: asking != nil)
-            } catch {
-                if routing.isCluster, let redirection = ClusterRedirection(error) {
-                    switch redirection.kind {
-                    case .moved where !moved:
-                        moved = true
-                        asking = nil
-                        guard await refreshMapNow(until: deadline) else {
-                            throw .unavailable(reason: "the topic's slot moved to another Redis Cluster master, and the "
-                                               + "new slot map was not read within the command timeout; retry in a moment")
-                        }
-                        continue
-                    case .ask where asking == nil:
-                        asking = redirection.address
-                        continue
-                    default:
-                        break
-                    }
-                }
-                if routing.isCluster, let refusal = ClusterRefusal(error) {
-                    switch refusal {
-                    case .tryAgain where ContinuousClock.now + .milliseconds(25) < deadline:
-                        try? await Task.sleep(for: .milliseconds(25))
-                        asking = nil
-                        continue
-                    case .tryAgain:
-                        throw .unavailable(reason: "the topic's slot is moving between Redis Cluster masters; retry in a moment")
-                    case .clusterDown, .notMaster:
-                        requestMapRefresh()
-                    }
-                }
-                throw .unavailable(reason: refusal(error, link: link, shard: index))
-            }
-            guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
-                  let subscribers = parts[1].integer else {
-                throw .unavailable(reason: "Redis gave an unexpected reply to the publish script")
-            }
-            if configuration.minReplicas > 0 {
-                let acknowledged = try await replicasHolding(link, shard: index)
-                guard acknowledged >= configuration.minReplicas else {
-                    replicasShort = acknowledged
-                    throw .unavailable(reason: "stored on the Redis master but only \(acknowledged) of the \(configuration.minReplicas) "
-                                       + "replicas required (--redis-min-replicas) confirmed it within "
-                                       + "\(configuration.minReplicasTimeout); it may be delivered, and may be lost if the master fails")
-                }
-            }
-            counters.published(channel)
-            // Other gateways' subscribers as they last wrote them (at most a second old),
-            // this gateway's own as they are now.
-            let local = await hub.subscriberCount(topic: topic, channel: channel)
-            return PublishResult(id: UInt64(id), subscribers: Int(max(0, subscribers)) + local)
         }
+    }
+
+    /// Runs `body` on the engine: in place when the caller is on the engine's executor's
+    /// thread (its event loop, where no job of the engine can run meanwhile), else
+    /// after a hop there.
+    nonisolated func onEngine<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) async -> T {
+        if let result = inPlace(body) { return result }
+        return await runOnEngine(body)
+    }
+
+    /// `body` run at once when the caller is on the engine's executor's thread; nil elsewhere.
+    private nonisolated func inPlace<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) -> T? {
+        guard executor.isIsolatingCurrentContext() == true else { return nil }
+        return assumeIsolated { engine in body(engine) }
+    }
+
+    private func runOnEngine<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) -> T {
+        body(self)
+    }
+
+    /// Where a publish goes: the shard, its link, the script's keys and arguments.
+    private func planPublish(topic: String, channel: Channel, data: String, event: String?,
+                             asking: ClusterAddress?) -> Result<PublishPlan, PublishError> {
+        guard !isShutdown else { return .failure(.shutdown) }
+        // The new id is above the last this gateway holds: ids never go backwards for its subscribers.
+        let held = hub.assumeIsolated { $0.lastIDs(topic: topic) }
+        let above = channel == .state ? held.state : held.events
+        let target = asking.flatMap { address in
+            shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
+        } ?? (asking == nil ? routing.shard(of: topic) : nil)
+        guard let index = target else {
+            if asking == nil { requestMapRefresh() }
+            return .failure(.unavailable(reason: asking.map { "the Redis Cluster node \($0) importing the topic's slot is not linked" }
+                                         ?? "no Redis Cluster master serves the topic's slot now (a failover or reshard); retry in a moment"))
+        }
+        guard let link = link(shard: index), readiness.isReady(shard: index), link.publisher.isOpen else {
+            return .failure(.unavailable(reason: readiness.reason(shard: index) ?? "the connection to the cluster's Redis was lost"))
+        }
+        let keys = ClusterKeys(topic: topic)
+        let shardKeys = shards[index].keys
+        let arguments: [[UInt8]] = [
+            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(above).utf8),
+            Array(String(configuration.hub.replayCount).utf8),
+            Array(String(configuration.replayMaxAgeMilliseconds).utf8),
+            keys.channel(sharded: routing.isCluster), Array(shardKeys.gatewayPrefix.utf8),
+            Array(configuration.gatewayID.utf8), Array(shardKeys.publishPause.utf8),
+            Array((routing.isCluster ? "SPUBLISH" : "PUBLISH").utf8),
+        ]
+        return .success(PublishPlan(shard: index, link: link, hash: scriptHashes["publish"],
+                                    keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
+                                    arguments: arguments, asking: asking != nil))
+    }
+
+    /// Runs the script (and with `--redis-min-replicas` its `WAIT`, one publish at a time
+    /// per shard: a `WAIT` blocks its connection, others pipelined behind it would wait
+    /// out its timeout). Returns the id and the other gateways' subscribers.
+    private nonisolated func store(_ plan: PublishPlan,
+                                   until deadline: ContinuousClock.Instant) async -> Result<(UInt64, Int), PublishFailure> {
+        guard configuration.minReplicas > 0 else { return await runScript(plan) }
+        guard await takeReplicaTurn(shard: plan.shard, until: deadline) else {
+            let reason = ContinuousClock.now >= deadline
+                ? "waited for the publishes before it on the shard (--redis-min-replicas: one WAIT at a time) "
+                  + "past the command timeout (\(configuration.commandTimeout)); retry in a moment"
+                : await replicasShortText(shard: plan.shard)
+            return .failure(.refused(reason))
+        }
+        var short: Int?
+        let stored = await runScript(plan)
+        var outcome = stored
+        if case .success = stored {
+            do throws(RedisError) {
+                let acknowledged = try await replicasHolding(plan.link)
+                if acknowledged < configuration.minReplicas {
+                    short = acknowledged
+                    outcome = .failure(.refused(
+                        "stored on the Redis master but only \(acknowledged) of the \(configuration.minReplicas) "
+                        + "replicas required (--redis-min-replicas) confirmed it within "
+                        + "\(configuration.minReplicasTimeout); it may be delivered, and may be lost if the master fails"))
+                }
+            } catch {
+                outcome = .failure(.redis(error))
+            }
+        }
+        await onEngine { [short] engine in engine.releaseReplicaTurn(shard: plan.shard, short: short) }
+        return outcome
+    }
+
+    private nonisolated func runScript(_ plan: PublishPlan) async -> Result<(UInt64, Int), PublishFailure> {
+        let reply: RedisValue
+        do throws(RedisError) {
+            reply = try await Self.evaluate(ClusterScripts.publish, hash: plan.hash, on: plan.link.publisher,
+                                            keys: plan.keys, arguments: plan.arguments, asking: plan.asking,
+                                            timeout: configuration.commandTimeout)
+        } catch {
+            return .failure(.redis(error))
+        }
+        guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
+              let subscribers = parts[1].integer else {
+            return .failure(.refused("Redis gave an unexpected reply to the publish script"))
+        }
+        return .success((UInt64(id), Int(max(0, subscribers))))
+    }
+
+    /// The value is stored with `message.id`: into the mirror at once when next in id
+    /// order (`FollowedTopic.stored`), and the reply with every gateway's subscribers
+    /// (the others' as they last wrote them, at most a second old; this one's as they are).
+    private func published(_ message: ClusterMessage, to topic: String, others: Int) -> PublishResult {
+        counters.published(message.channel)
+        if followed[topic] != nil, case .apply = followed[topic]!.stored(message) {
+            mirror(message, of: topic)
+        }
+        let local = hub.assumeIsolated { $0.subscriberCount(topic: topic, channel: message.channel) }
+        return PublishResult(id: message.id, subscribers: others + local)
+    }
+
+    /// After a failed try: the next try (a redirection or `TRYAGAIN` on Redis Cluster), or the refusal.
+    private func publishFailed(_ failure: PublishFailure, plan: PublishPlan, attempt: PublishAttempt,
+                               until deadline: ContinuousClock.Instant) async -> Result<PublishAttempt, PublishError> {
+        let error: RedisError
+        switch failure {
+        case .refused(let reason): return .failure(.unavailable(reason: reason))
+        case .redis(let redisError): error = redisError
+        }
+        if routing.isCluster, let redirection = ClusterRedirection(error) {
+            switch redirection.kind {
+            case .moved where !attempt.moved:
+                guard await refreshMapNow(until: deadline) else {
+                    return .failure(.unavailable(reason: "the topic's slot moved to another Redis Cluster master, and the "
+                                                 + "new slot map was not read within the command timeout; retry in a moment"))
+                }
+                return .success(PublishAttempt(moved: true, asking: nil))
+            case .ask where attempt.asking == nil:
+                return .success(PublishAttempt(moved: attempt.moved, asking: redirection.address))
+            default:
+                break
+            }
+        }
+        if routing.isCluster, let refusal = ClusterRefusal(error) {
+            switch refusal {
+            case .tryAgain where ContinuousClock.now + .milliseconds(25) < deadline:
+                try? await Task.sleep(for: .milliseconds(25))
+                return .success(PublishAttempt(moved: attempt.moved, asking: nil))
+            case .tryAgain:
+                return .failure(.unavailable(reason: "the topic's slot is moving between Redis Cluster masters; retry in a moment"))
+            case .clusterDown, .notMaster:
+                requestMapRefresh()
+            }
+        }
+        return .failure(.unavailable(reason: refusal(error, link: plan.link, shard: plan.shard)))
     }
 
     /// `WAIT minReplicas` on the publishing connection: it covers every write made on
     /// it so far, this publish's included. Returns how many replicas confirmed.
-    private func replicasHolding(_ link: RedisLink, shard index: Int) async throws(PublishError) -> Int {
+    private nonisolated func replicasHolding(_ link: RedisLink) async throws(RedisError) -> Int {
         let (seconds, attoseconds) = configuration.minReplicasTimeout.components
         let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        do {
-            let reply = try await link.publisher.command(["WAIT", String(configuration.minReplicas), String(milliseconds)],
-                                                         timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
-            return Int(reply.integer ?? 0)
-        } catch {
-            throw .unavailable(reason: refusal(error, link: link, shard: index))
-        }
+        let reply = try await link.publisher.command(["WAIT", String(configuration.minReplicas), String(milliseconds)],
+                                                     timeout: configuration.commandTimeout + configuration.minReplicasTimeout)
+        return Int(reply.integer ?? 0)
     }
 
     /// Why a publish's command failed, for its 503 (this refusal's own reason: another
@@ -150,4 +223,29 @@ extension ClusterEngine {
             return "the publish was cancelled before Redis answered"
         }
     }
+}
+
+/// One publish's try: the shard, its link and the script's keys and arguments.
+struct PublishPlan: Sendable {
+    let shard: Int
+    let link: RedisLink
+    /// The publish script's hash from `SCRIPT LOAD` (nil: its text is sent).
+    let hash: String?
+    let keys: [String]
+    let arguments: [[UInt8]]
+    /// After `ASKING`, to the node importing the topic's slot.
+    let asking: Bool
+}
+
+/// What the tries of one publish have followed so far (each redirection once).
+struct PublishAttempt: Sendable {
+    var moved = false
+    var asking: ClusterAddress?
+}
+
+/// Why a try of a publish failed: Redis's error (which may call for another try), or
+/// a refusal with its reason.
+enum PublishFailure: Error {
+    case redis(RedisError)
+    case refused(String)
 }

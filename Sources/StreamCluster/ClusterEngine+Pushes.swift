@@ -6,18 +6,23 @@ import StreamHub
 /// the cluster decided (`sunsubscribe`: its slot moved, or the node became a replica).
 extension ClusterEngine {
     /// A push on shard `index`'s subscribed connection (in arrival order; the reader
-    /// waits for this to return).
-    func received(_ push: RedisPush, shard index: Int, generation: UInt64) async {
-        switch push {
-        case .message(let message):
-            await received(message, shard: index, generation: generation)
-        case .shardChannelUnsubscribed(let channel):
-            shardChannelEnded(channel, shard: index, generation: generation)
+    /// waits for this to return). Handled in place when the reader runs on the engine's
+    /// loop (the Redis connections do): every message of one read then goes into the
+    /// mirror in the reader's one job, and the loop's turn-end writes carry them all,
+    /// each subscriber once, as a turn's publishes in memory mode; no hop per message.
+    nonisolated(nonsending) func received(_ push: RedisPush, shard index: Int, generation: UInt64) async {
+        await onEngine { engine in
+            switch push {
+            case .message(let message):
+                engine.received(message, shard: index, generation: generation)
+            case .shardChannelUnsubscribed(let channel):
+                engine.shardChannelEnded(channel, shard: index, generation: generation)
+            }
         }
     }
 
     /// A message from the subscribed connection.
-    func received(_ message: RedisMessage, shard index: Int, generation: UInt64) async {
+    func received(_ message: RedisMessage, shard index: Int, generation: UInt64) {
         guard index < shards.count, generation == shards[index].generation, !isShutdown else { return }
         if message.channel == shards[index].keys.probeChannel(gateway: configuration.gatewayID) {
             shards[index].probesSeen = max(shards[index].probesSeen, UInt64(String(decoding: message.payload, as: UTF8.self)) ?? 0)
@@ -28,13 +33,28 @@ extension ClusterEngine {
               topicShard[topic] == index, let decoded = ClusterMessage(payload: message.payload) else { return }
         switch followed[topic]!.received(decoded) {
         case .apply(let next):
-            _ = try? await hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
-            fencesMayBeReached(topic)
+            mirror(next, of: topic)
         case .sync:
             doorbellRinger.yield()
         case .none, .subscribe, .runSync, .live:
             break
         }
+    }
+
+    /// Applies a live topic's next message to the mirror (its subscribers readied, the
+    /// writes at the loop's turn end), then this gateway's own publishes that waited
+    /// for it (`AheadMessages`); fences it reached are resumed. Synchronous, so nothing
+    /// else of the engine or its hub runs between the id's decision and its apply.
+    func mirror(_ message: ClusterMessage, of topic: String) {
+        hub.assumeIsolated { hub in
+            _ = try? hub.apply(topic: topic, channel: message.channel, data: message.data, event: message.event, id: message.id)
+        }
+        while let next = followed[topic]?.takeAhead() {
+            hub.assumeIsolated { hub in
+                _ = try? hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
+            }
+        }
+        fencesMayBeReached(topic)
     }
 
     /// Redis Cluster ended a sharded subscription (its slot moved, or the node became a

@@ -3,12 +3,16 @@ import StreamHub
 
 /// Following topics: SUBSCRIBE, sync the mirror from Redis, apply messages, let go.
 extension ClusterEngine {
-    /// Sends what the followed topics need (SUBSCRIBEs in one batch, syncs
-    /// pipelined), each time the doorbell rings, until the engine shuts down.
+    /// Sends what the followed topics and new subscribers need (SUBSCRIBEs in one
+    /// batch, syncs pipelined, the round of fence reads), each time the doorbell rings,
+    /// until the engine shuts down.
     func runWorker() async {
         await withDiscardingTaskGroup { group in
             for await _ in doorbell {
                 guard !isShutdown else { continue }
+                if let round = fenceReads.takeRound() {
+                    group.addTask { await self.readFenceRound(round.waiters, topics: round.topics) }
+                }
                 // On Redis Cluster, subscribes wait for a refresh asked for (a channel moved):
                 // the map before it may name the old owner.
                 let mapSettled = mapServed >= mapRequests

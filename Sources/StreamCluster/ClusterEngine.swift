@@ -33,7 +33,8 @@ import Synchronization
 public actor ClusterEngine: StreamEngine {
     let configuration: ClusterConfiguration
     let hub: Hub
-    private nonisolated let executor: any SerialExecutor
+    /// Where the engine and its hub run (`onEngine` runs in place on its thread).
+    nonisolated let executor: any SerialExecutor
     /// What `/readyz` reads; set as the links' phases change, dropped the moment a connection closes.
     nonisolated let readiness: Readiness
     private nonisolated let reconnectCount = Atomic<UInt64>(0)
@@ -71,6 +72,8 @@ public actor ClusterEngine: StreamEngine {
     var replicaTurns: [Int: ReplicaTurns] = [:]
     /// The subscribers waiting for their fence (`ClusterEngine+Fence`).
     var fenceWaits = FenceWaits()
+    /// The subscribers waiting for their fences to be read (the next round, or one under way).
+    var fenceReads = FenceReads()
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
     /// Subscriber counts last written to Redis, per topic.
@@ -177,24 +180,13 @@ public actor ClusterEngine: StreamEngine {
         defer {
             for topic in topics { followed[topic]?.subscriberRegistered() }
         }
-        // The fences: what Redis holds now, for every topic in one pipelined round trip.
-        let replies: [RedisValue]
-        do {
-            replies = try await withThrowingTaskGroup(of: (Int, RedisValue).self) { group in
-                for (index, topic) in topics.enumerated() {
-                    let command = links[index].command
-                    let timeout = configuration.commandTimeout
-                    group.addTask {
-                        (index, try await command.command(["HMGET", ClusterKeys(topic: topic).ids, "state", "events"],
-                                                          timeout: timeout))
-                    }
-                }
-                var replies = Array(repeating: RedisValue.null, count: topics.count)
-                for try await (index, reply) in group { replies[index] = reply }
-                return replies
-            }
-        } catch {
-            throw .unavailable
+        // The fences: what Redis holds now, read in the next round (with every subscriber
+        // arriving meanwhile: one read per topic per round, `FenceReads`).
+        let read = await readFences(of: topics)
+        var replies: [RedisValue] = []
+        for topic in topics {
+            guard let reply = read[topic] else { throw .unavailable }
+            replies.append(reply)
         }
         // Only wait on the link the fences were read from: a waiter added after the link
         // was lost or the engine shut down would have nobody left to resume it.
@@ -228,6 +220,7 @@ public actor ClusterEngine: StreamEngine {
         }
         readiness.down(.shutDown)
         topicsLostTheLink()
+        refuseFenceReads()
         doorbellRinger.finish()
         newShardsContinuation.finish()
         refuseReplicaTurns()

@@ -9,6 +9,10 @@ extension FollowedTopic {
         case takeSubscribe, subscribed
         case takeSync, syncFailed, synced(state: UInt64, events: UInt64), takePending
         case message(ClusterMessage)
+        /// This gateway's own publish, from the script's reply.
+        case stored(ClusterMessage)
+        /// After an apply: the next own publish held ahead, if it is next now.
+        case takeAhead
         /// A fence was overdue, or Redis's ids were raised: whatever may have been lost
         /// on the way is fetched again.
         case resync

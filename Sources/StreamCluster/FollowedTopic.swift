@@ -8,15 +8,19 @@ import StreamHub
 /// topic's pub/sub channel and its hub mirrors the topic (ids, state value, replay
 /// window). Messages are applied straight to the hub only while `.live`; in every
 /// other phase they wait in the phase's `PendingMessages` (bounded), because the hub's
-/// copy is being (re)built and must receive the stored values first.
+/// copy is being (re)built and must receive the stored values first. A value this
+/// gateway published is applied from the script's reply (`stored`), without waiting
+/// for its echo, when live and next in id order; ahead of ids still on their way by
+/// pub/sub it waits in the live phase's `AheadMessages` until they came.
 ///
 /// Every change is one `switch (phase, event)` in `on(_:)`; an event that cannot come
 /// in a phase (the engine re-checks its link after every `await`, so none of them
 /// can) stops the process rather than being passed over.
 ///
-/// The topic also keeps its fences (`Fence`): subscribers waiting until the hub holds
-/// what Redis held when they arrived. It says which fences are reached, overdue or
-/// failed; the engine holds their continuations (`FenceWaits`) and resumes them.
+/// The topic also keeps its fences (`Fence`, `FollowedTopic+Fences.swift`): subscribers
+/// waiting until the hub holds what Redis held when they arrived. It says which fences
+/// are reached, overdue or failed; the engine holds their continuations (`FenceWaits`)
+/// and resumes them. The engine's calls, one event each: `FollowedTopic+Calls.swift`.
 struct FollowedTopic {
     /// Where the topic is; each phase carries what only it has. (Its events and
     /// actions, and its fences' types: `FollowedTopic+Types.swift`.)
@@ -27,8 +31,9 @@ struct FollowedTopic {
         /// awaited or being applied, after which the pending messages apply.
         case syncing(sent: Bool, pending: PendingMessages)
         /// Messages apply as they come; an events message that skips an id means one
-        /// was lost on the way, and the topic syncs again.
-        case live
+        /// was lost on the way, and the topic syncs again. `ahead`: this gateway's own
+        /// publishes whose earlier ids have not come by pub/sub yet.
+        case live(ahead: AheadMessages)
         /// Nobody subscribes here any more; the hub is asked to forget the topic.
         case leaving(pending: PendingMessages)
     }
@@ -43,13 +48,18 @@ struct FollowedTopic {
     /// Ids the hub holds for the topic (the engine is the hub's only writer for it).
     private(set) var lastState: UInt64 = 0
     private(set) var lastEvents: UInt64 = 0
+    // Set only by the calls of `FollowedTopic+Calls` and `+Fences` (the engine reads them).
     /// Subscribers between their arrival and their registration in the hub: while
     /// any, the topic is not let go.
-    private(set) var arriving = 0
+    var arriving = 0
     /// Since when nobody here subscribes (nil while someone does).
-    private(set) var unwantedSince: ContinuousClock.Instant?
+    var unwantedSince: ContinuousClock.Instant?
     /// Subscribers waiting for their fence, in arrival order.
-    private(set) var fences: [Fence] = []
+    var fences: [Fence] = []
+
+    var isLive: Bool {
+        if case .live = phase { true } else { false }
+    }
 
     // MARK: The one transition function
 
@@ -100,12 +110,13 @@ struct FollowedTopic {
                     return .sync
                 }
             }
-            phase = .live
+            phase = .live(ahead: AheadMessages())
             return .live
         case (.subscribing, .takePending), (.syncing(sent: false, _), .takePending):
             return .none  // The link was lost, or a sync is due again: that one takes over.
 
         case (.live, .message(let message)):
+            // Held ahead ones stay: after an apply the engine takes them (`takeAhead`).
             switch decide(message) {
             case .apply: return .apply(message)
             case .skip: return .none
@@ -115,6 +126,28 @@ struct FollowedTopic {
                 phase = .syncing(sent: false, pending: pending)
                 return .sync
             }
+        case (.live(var ahead), .stored(let message)):
+            if message.channel == .state || message.id <= lastEvents + 1 {
+                // Next (or a state value, which may skip ids), or held already (its echo came first).
+                return decide(message) == .apply ? .apply(message) : .none
+            }
+            phase = .live(ahead: AheadMessages())  // `ahead` the only copy: not copied to add one.
+            ahead.hold(message)
+            phase = .live(ahead: ahead)
+            return .none
+        case (_, .stored):
+            return .none  // Its echo, or the sync under way or due, brings it.
+
+        case (.live(var ahead), .takeAhead):
+            phase = .live(ahead: AheadMessages())  // `ahead` the only copy: not copied when taken from.
+            let next = ahead.next(after: lastEvents)
+            phase = .live(ahead: ahead)
+            guard let next else { return .none }
+            lastEvents = next.id
+            return .apply(next)
+        case (_, .takeAhead):
+            return .none  // Not live since: a sync brings them.
+
         case (.subscribing(let sent, var pending), .message(let message)):
             phase = .subscribing(sent: sent, pending: PendingMessages())  // `pending` the only copy: not copied to add one.
             pending.hold(message)
@@ -194,130 +227,5 @@ struct FollowedTopic {
             lastEvents = message.id
             return .apply
         }
-    }
-
-    // MARK: The engine's calls (each one event)
-
-    /// The worker takes the topic to send its SUBSCRIBE.
-    mutating func takeSubscribe() -> Bool { on(.takeSubscribe) == .subscribe }
-
-    /// Redis confirmed the SUBSCRIBE.
-    mutating func subscribed() -> Action { on(.subscribed) }
-
-    /// The worker takes the topic to run its sync script.
-    mutating func takeSync() -> (afterState: UInt64, afterEvents: UInt64)? {
-        guard case .runSync(let state, let events) = on(.takeSync) else { return nil }
-        return (state, events)
-    }
-
-    /// The sync failed (Redis answered nothing usable): try again.
-    mutating func syncFailed() -> Action { on(.syncFailed) }
-
-    /// Records what the hub now holds after a sync's values were applied.
-    mutating func synced(state: UInt64, events: UInt64) { _ = on(.synced(state: state, events: events)) }
-
-    /// Takes the next pending message to apply after a sync: `.apply`, then `.live` when
-    /// they are done, or `.sync` when one shows ids missing (or some were dropped).
-    mutating func nextPending() -> Action { on(.takePending) }
-
-    /// A message arrived on the topic's pub/sub channel.
-    mutating func received(_ message: ClusterMessage) -> Action { on(.message(message)) }
-
-    /// A live topic syncs again from Redis (in other phases a sync comes anyway).
-    mutating func resync() -> Action { on(.resync) }
-
-    /// The pub/sub connection was lost: everything starts over once it is back.
-    /// Returns the fences to fail (their subscribers are refused).
-    mutating func linkLost() -> [Fence.ID] {
-        _ = on(.linkLost)
-        defer { fences = [] }
-        return fences.map(\.id)
-    }
-
-    /// Redis Cluster ended the topic's subscription (its slot moved to another master):
-    /// subscribe again and sync, as after a lost link, but the fences keep waiting —
-    /// the ids they wait for are in the topic's keys, which moved with the slot.
-    mutating func slotMoved() { _ = on(.linkLost) }
-
-    /// Whether the topic may be let go: nobody waiting or arriving, and live.
-    var isIdle: Bool { phase == .live && arriving == 0 && fences.isEmpty }
-
-    mutating func leave() { _ = on(.leave) }
-
-    /// The hub kept the topic (a subscriber registered meanwhile): back to live,
-    /// after the pending messages (`nextPending`).
-    mutating func stayed() { _ = on(.stayed) }
-
-    /// The hub forgot the topic but a subscriber arrived meanwhile: follow it anew
-    /// from nothing (when still subscribed to the channel, by a sync).
-    mutating func forgottenButWanted() -> Action { on(.forgotten) }
-
-    // MARK: Subscribers arriving and lingering
-
-    /// A subscriber arrived (until `subscriberRegistered`, the topic is not let go).
-    mutating func subscriberArrived() {
-        arriving += 1
-        unwantedSince = nil
-    }
-
-    /// The subscriber is in the hub now, or gone.
-    mutating func subscriberRegistered() {
-        precondition(arriving > 0, "a subscriber registered that never arrived")
-        arriving -= 1
-    }
-
-    /// Whether the topic may leave at `now`: idle, with nobody subscribed for `linger`
-    /// (the first call without subscribers starts that time).
-    mutating func mayLeave(subscribed: Bool, now: ContinuousClock.Instant, linger: Duration) -> Bool {
-        guard !subscribed, isIdle else {
-            unwantedSince = nil
-            return false
-        }
-        let since = unwantedSince ?? now
-        unwantedSince = since
-        return now - since >= linger
-    }
-
-    // MARK: Fences
-
-    /// Whether the hub holds at least the fence's ids now (only when live: during a
-    /// sync the hub is being filled and a subscriber must not start in the middle).
-    func reached(state: UInt64, events: UInt64) -> Bool {
-        phase == .live && lastState >= state && lastEvents >= events
-    }
-
-    /// A subscriber waits for its fence (after `reached` said no).
-    mutating func wait(_ fence: Fence) {
-        fences.append(fence)
-    }
-
-    /// Takes the fences reached now.
-    mutating func takeReachedFences() -> [Fence.ID] {
-        guard phase == .live, !fences.isEmpty else { return [] }
-        var reached: [Fence.ID] = []
-        fences.removeAll { fence in
-            guard lastState >= fence.state, lastEvents >= fence.events else { return false }
-            reached.append(fence.id)
-            return true
-        }
-        return reached
-    }
-
-    /// The fence's time passed.
-    mutating func fenceOverdue(_ id: Fence.ID) -> Overdue {
-        guard let index = fences.firstIndex(where: { $0.id == id }) else { return .settled }
-        if fences[index].overdue {
-            fences.remove(at: index)
-            return .failed
-        }
-        fences[index].overdue = true
-        return .extended(on(.resync))
-    }
-
-    /// The fence's subscriber left (or was answered): forgets it. True if it was waiting.
-    mutating func removeFence(_ id: Fence.ID) -> Bool {
-        guard let index = fences.firstIndex(where: { $0.id == id }) else { return false }
-        fences.remove(at: index)
-        return true
     }
 }

@@ -17,7 +17,7 @@ struct FollowedTopicTests {
         _ = topic.takeSync()
         topic.synced(state: state, events: events)
         #expect(topic.nextPending() == .live)
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
         return topic
     }
 
@@ -34,7 +34,7 @@ struct FollowedTopicTests {
         topic.synced(state: 0, events: 5)  // The sync brought ids up to 5.
         #expect(topic.nextPending() == .apply(message(.events, 6)))  // 5 is held already.
         #expect(topic.nextPending() == .live)
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
         #expect(topic.lastEvents == 6)
     }
 
@@ -52,7 +52,45 @@ struct FollowedTopicTests {
         #expect(topic.takeSync()! == (0, 4))
         topic.synced(state: 0, events: 6)
         #expect(topic.nextPending() == .live)  // 6 came with the sync.
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
+    }
+
+    /// This gateway's own publish applies from the script's reply when next; its echo is then skipped.
+    @Test func anOwnPublishAppliesFromItsReplyAndItsEchoIsSkipped() {
+        var topic = liveTopic(state: 1, events: 3)
+        #expect(topic.stored(message(.events, 4)) == .apply(message(.events, 4)))
+        #expect(topic.received(message(.events, 4)) == .none)
+        #expect(topic.stored(message(.state, 5)) == .apply(message(.state, 5)))
+        #expect(topic.received(message(.state, 5)) == .none)
+        #expect(topic.lastEvents == 4 && topic.lastState == 5)
+    }
+
+    /// An own publish ahead of ids still on their way by pub/sub waits for them, then applies before its echo.
+    @Test func anOwnPublishAheadWaitsForTheIDsBeforeIt() {
+        var topic = liveTopic(events: 3)
+        #expect(topic.stored(message(.events, 6)) == .none)
+        #expect(topic.stored(message(.events, 5)) == .none)
+        #expect(topic.takeAhead() == nil)  // 4 has not come.
+        #expect(topic.received(message(.events, 4)) == .apply(message(.events, 4)))
+        #expect(topic.takeAhead() == message(.events, 5))
+        #expect(topic.takeAhead() == message(.events, 6))
+        #expect(topic.takeAhead() == nil)
+        #expect(topic.received(message(.events, 5)) == .none && topic.received(message(.events, 6)) == .none)
+        #expect(topic.lastEvents == 6)
+    }
+
+    /// Held own publishes are dropped when the topic syncs (the sync or their echo brings them), and are
+    /// never applied outside the live phase.
+    @Test func ownPublishesOutsideLiveWaitForTheirEchoOrTheSync() {
+        var topic = liveTopic(events: 3)
+        #expect(topic.stored(message(.events, 5)) == .none)
+        #expect(topic.received(message(.events, 6)) == .sync)  // 4 and 5 missing by pub/sub: a sync.
+        #expect(topic.stored(message(.events, 7)) == .none)
+        _ = topic.takeSync()
+        topic.synced(state: 0, events: 7)
+        #expect(topic.nextPending() == .live)
+        #expect(topic.takeAhead() == nil)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
     }
 
     /// State values may skip ids (only the newest matters) but never go back.
@@ -159,7 +197,7 @@ struct FollowedTopicTests {
         topic.stayed()
         #expect(topic.nextPending() == .apply(message(.events, 3)))
         #expect(topic.nextPending() == .live)
-        #expect(topic.phase == .live)
+        #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
     }
 
     /// A topic the hub forgot while a subscriber arrived starts from nothing with a sync.

@@ -1,0 +1,49 @@
+import StreamHub
+
+/// A followed topic's fences: the subscribers waiting until the hub holds at least the
+/// ids Redis held when they arrived (their continuations are the engine's, `FenceWaits`).
+extension FollowedTopic {
+    // MARK: Fences
+
+    /// Whether the hub holds at least the fence's ids now (only when live: during a
+    /// sync the hub is being filled and a subscriber must not start in the middle).
+    func reached(state: UInt64, events: UInt64) -> Bool {
+        isLive && lastState >= state && lastEvents >= events
+    }
+
+    /// A subscriber waits for its fence (after `reached` said no).
+    mutating func wait(_ fence: Fence) {
+        fences.append(fence)
+    }
+
+    /// Takes the fences reached now.
+    mutating func takeReachedFences() -> [Fence.ID] {
+        guard isLive, !fences.isEmpty else { return [] }
+        var reached: [Fence.ID] = []
+        let (state, events) = (lastState, lastEvents)
+        fences.removeAll { fence in
+            guard state >= fence.state, events >= fence.events else { return false }
+            reached.append(fence.id)
+            return true
+        }
+        return reached
+    }
+
+    /// The fence's time passed.
+    mutating func fenceOverdue(_ id: Fence.ID) -> Overdue {
+        guard let index = fences.firstIndex(where: { $0.id == id }) else { return .settled }
+        if fences[index].overdue {
+            fences.remove(at: index)
+            return .failed
+        }
+        fences[index].overdue = true
+        return .extended(on(.resync))
+    }
+
+    /// The fence's subscriber left (or was answered): forgets it. True if it was waiting.
+    mutating func removeFence(_ id: Fence.ID) -> Bool {
+        guard let index = fences.firstIndex(where: { $0.id == id }) else { return false }
+        fences.remove(at: index)
+        return true
+    }
+}
