@@ -86,7 +86,9 @@ extension HTTPServer {
     }
 
     /// Writes the replies waiting (nothing when there are none); false when the write
-    /// failed and the connection must close.
+    /// failed and the connection must close. Inlined, as `ReplyBatch.flush`: a write the
+    /// socket takes at once makes no task frame.
+    @inline(__always)
     private nonisolated(nonsending) func flush(_ replies: inout ReplyBatch, on connection: Connection) async -> Bool {
         guard !replies.isEmpty else { return true }
         do {

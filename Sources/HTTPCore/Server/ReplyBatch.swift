@@ -19,6 +19,8 @@ struct ReplyBatch {
     private var open: [UInt8] = []
     /// Bytes in `chunks`.
     private var closedBytes = 0
+    /// Where a write that would have blocked stopped (`writeNow`), for `finishWrite`.
+    private var stopped: WritePosition?
 
     /// Once this many bytes are waiting, the loop writes them before serving more.
     static let flushThreshold = 16 * 1024
@@ -64,16 +66,60 @@ struct ReplyBatch {
     }
 
     /// Writes everything waiting, in one `writev` when the socket takes it, and empties
-    /// the batch (also when the write fails: the connection then closes).
-    mutating func flush(on connection: Connection, deadline: ContinuousClock.Instant) async throws {
-        guard byteCount > 0 else { return }
+    /// the batch (also when the write fails: the connection then closes). What the socket
+    /// takes at once is written here without a suspension or a task frame (inlined into
+    /// the request loop: the usual case of a client waiting for its reply); only the rest
+    /// waits for writability. On the caller's executor: no executor switch.
+    @inline(__always)
+    nonisolated(nonsending) mutating func flush(on connection: Connection, deadline: ContinuousClock.Instant) async throws {
+        guard try !writeNow(on: connection) else { return }
+        try await finishWrite(on: connection, deadline: deadline)
+    }
+
+    /// Writes what the socket takes now, never waiting; true when the batch is empty
+    /// after it. False leaves the rest, and where it stopped, for `finishWrite`.
+    mutating func writeNow(on connection: Connection) throws -> Bool {
+        guard byteCount > 0 else { return true }
+        let done: Bool
+        do {
+            // In a scope of its own: the position shares `chunks`, which `reset` empties
+            // in place only once nothing else holds it.
+            var position = stopped.take() ?? startWrite()
+            done = try connection.writeAvailable(chunks, at: &position) == .done
+            if !done { stopped = position }
+        } catch {
+            reset()
+            throw error
+        }
+        if done { reset() }
+        return done
+    }
+
+    /// The rest of a write `writeNow` began, waiting for writability as often as needed.
+    private nonisolated(nonsending) mutating func finishWrite(on connection: Connection,
+                                                              deadline: ContinuousClock.Instant) async throws {
+        do {
+            var position = stopped.take() ?? startWrite()
+            try await connection.write(chunks, from: &position, deadline: deadline)
+        } catch {
+            reset()
+            throw error
+        }
+        reset()
+    }
+
+    /// Seals the open buffer into `chunks` (its storage shared, not copied) for a write.
+    private mutating func startWrite() -> WritePosition {
         if chunks.capacity == 0 { chunks.reserveCapacity(4) }
         if !open.isEmpty { chunks.append(open) }
-        defer {
-            chunks.removeAll(keepingCapacity: true)
-            open.removeAll(keepingCapacity: open.capacity <= Self.keptCapacity)
-            closedBytes = 0
-        }
-        try await connection.write(chunks, deadline: deadline)
+        return WritePosition(chunks: chunks)
+    }
+
+    /// Empty again, keeping the chunk array's storage and a small open buffer's.
+    private mutating func reset() {
+        stopped = nil
+        chunks.removeAll(keepingCapacity: true)
+        open.removeAll(keepingCapacity: open.capacity <= Self.keptCapacity)
+        closedBytes = 0
     }
 }
