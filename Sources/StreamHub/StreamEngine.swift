@@ -29,10 +29,11 @@ public protocol StreamEngine: Sendable {
 
     /// Publishes one value with the topic channel's next id: the one publish entry.
     /// Where the engine's work runs is its own concern (the in-memory hub publishes
-    /// at once when called on its loop, without a hop).
+    /// at once when called on its loop, without a hop). `nonisolated(nonsending)`: the
+    /// call itself is not an executor switch (issue 27).
     /// - Throws: `.unavailable` with why, when the value could not be stored (or not
     ///   on as many replicas as asked), `.shutdown` after `shutdown()`.
-    func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
+    nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
 
     /// Gauges from the engine's tables.
     func snapshot() async -> HubSnapshot

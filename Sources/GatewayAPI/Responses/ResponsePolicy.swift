@@ -21,11 +21,23 @@ public struct ResponsePolicy: Sendable {
     public func finish(_ reply: Reply) -> HTTPResponse {
         switch reply {
         case .response(var response):
-            response.head.headers.replaceOrAdd(name: "Access-Control-Allow-Origin", value: corsOrigin)
+            // A handler that built its fields with `applied(to:)` (the publish reply) has
+            // the field already: its shared fields are not copied per reply.
+            if response.head.headers["Access-Control-Allow-Origin"] != corsOrigin {
+                response.head.headers.replaceOrAdd(name: "Access-Control-Allow-Origin", value: corsOrigin)
+            }
             return response
         case .refusal(let refusal):
             return self.refusal(refusal.status, refusal.reason, headers: refusal.headers)
         }
+    }
+
+    /// `headers` with what `finish` adds, for a handler to build a reply's fields once
+    /// (then `finish` leaves them as they are instead of copying them per reply).
+    public func applied(to headers: HTTPHeaders) -> HTTPHeaders {
+        var headers = headers
+        headers.replaceOrAdd(name: "Access-Control-Allow-Origin", value: corsOrigin)
+        return headers
     }
 
     /// A refusal: `status`, `headers`, the CORS field and `reason` as a one-line text body.

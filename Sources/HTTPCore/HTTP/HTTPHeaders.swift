@@ -154,10 +154,14 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// ASCII case-insensitive comparison of two header names.
+    /// On the strings' contiguous bytes: zipping the two UTF-8 views cost ~3,500
+    /// instructions per publish reply looked up by name (issue 27).
     static func same(_ a: String, _ b: String) -> Bool {
-        let a = a.utf8, b = b.utf8
-        guard a.count == b.count else { return false }
-        return zip(a, b).allSatisfy { HTTPSyntax.lowercased($0) == HTTPSyntax.lowercased($1) }
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in HTTPSyntax.equalsIgnoringCase(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) }
+        }
     }
 
     /// ASCII case-insensitive comparison of a name's bytes with a name.

@@ -11,7 +11,15 @@ struct HTTPResponseHeadEncoder {
     /// Starts a head with the status line of `status` in `version`, with room for
     /// `capacity` bytes in all (head and any body appended after it).
     init(status: HTTPStatus, version: HTTPVersion = .http11, capacity: Int = 256) {
+        var bytes: [UInt8] = []
         bytes.reserveCapacity(capacity)
+        self.init(status: status, version: version, after: bytes)
+    }
+
+    /// Starts a head after the bytes of `buffer` (earlier replies that leave in the same
+    /// write), in the buffer's own storage when it is not shared.
+    init(status: HTTPStatus, version: HTTPVersion = .http11, after buffer: [UInt8]) {
+        bytes = buffer
         if version == .http11, let line = HTTPStatusLines.line(for: status) {
             bytes.append(contentsOf: line)
         } else {
@@ -74,6 +82,11 @@ struct HTTPResponseHeadEncoder {
     /// Appends body bytes after the head.
     mutating func appendBody(_ body: [UInt8]) {
         bytes.append(contentsOf: body)
+    }
+
+    /// The bytes, the encoder given up (so the caller's buffer is not shared with it).
+    consuming func finish() -> [UInt8] {
+        bytes
     }
 
     private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)

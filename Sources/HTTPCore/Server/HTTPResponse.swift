@@ -34,5 +34,6 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// Handles one complete request. Runs inside the connection's task.
-public typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
+/// Handles one complete request. Runs inside the connection's task, on its executor
+/// (`nonisolated(nonsending)`): calling it is not an executor switch (issue 27).
+public typealias HTTPHandler = nonisolated(nonsending) @Sendable (HTTPRequest) async -> HTTPResponse

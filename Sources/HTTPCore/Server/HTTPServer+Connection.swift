@@ -4,22 +4,6 @@
 extension HTTPServer {
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    /// What a response left the connection to do next.
-    private enum AfterResponse {
-        case keepAlive
-        case close
-        /// The head of a streaming response went out; its body runs next.
-        case stream(StreamingBody)
-    }
-
-    /// One word or two in the connection's frames for the stream's whole life.
-    private enum StreamingBody: Sendable {
-        /// The head is not written yet: the pump writes it with the first batch.
-        case pump(StreamPump)
-        /// The connection speaks HTTP/2 (ALPN `h2`, or these first bytes began the preface).
-        case http2([UInt8])
-    }
-
     @inline(never)  // its own small frame, not merged into the connection's closure
     func serve(_ connection: Connection) async {
         defer {
@@ -66,31 +50,53 @@ extension HTTPServer {
     }
 
     /// Serves requests until the connection closes (nil) or a streaming
-    /// response takes it over.
+    /// response takes it over. Complete replies gather in a `ReplyBatch` while the
+    /// parser holds more requests of the same read (pipelining), and leave together.
     private nonisolated(nonsending) func serveRequests(on connection: Connection,
                                lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
+        var replies = ReplyBatch()
         var drained = false
         var preface: HTTP2PrefaceCheck = configuration.http2.enabled && !connection.isTLS ? .pending : .http1
         while !Task.isCancelled {
-            guard let request = await nextRequest(on: connection, parser: &parser, drained: &drained,
+            guard let request = await nextRequest(on: connection, parser: &parser, replies: &replies, drained: &drained,
                                                   lifecycle: &lifecycle, preface: &preface) else {
                 if case .http2(let initial) = preface { return .http2(initial) }
                 return nil
             }
             let response = await handler(request)
-            switch await respond(to: request, with: response, on: connection) {
+            switch respond(to: request, with: response, on: connection, into: &replies) {
             case .keepAlive:
                 Self.note(.responded(keepAlive: true), on: &lifecycle)
+                if replies.isFull, await !flush(&replies, on: connection) { return nil }
             case .close:
                 Self.note(.responded(keepAlive: false), on: &lifecycle)
+                _ = await flush(&replies, on: connection)
                 return nil
             case .stream(let body):
+                // The replies before it go out first; a failed write ends the pump at its
+                // first batch (which cancels the source).
+                _ = await flush(&replies, on: connection)
                 Self.note(.streamStarted, on: &lifecycle)
                 return body
             }
         }
+        _ = await flush(&replies, on: connection)  // what the socket takes now; cancelled, it does not wait
         return nil
+    }
+
+    /// Writes the replies waiting (nothing when there are none); false when the write
+    /// failed and the connection must close. Inlined, as `ReplyBatch.flush`: a write the
+    /// socket takes at once makes no task frame.
+    @inline(__always)
+    private nonisolated(nonsending) func flush(_ replies: inout ReplyBatch, on connection: Connection) async -> Bool {
+        guard !replies.isEmpty else { return true }
+        do {
+            try await replies.flush(on: connection, deadline: .now + configuration.writeTimeout)
+        } catch {
+            return false
+        }
+        return true
     }
 
     /// Reads until the parser has a whole request, within the deadlines
@@ -98,10 +104,16 @@ extension HTTPServer {
     /// refusal already answered, shutdown). `drained` says whether the last read
     /// left the socket empty (it returned less than it asked for): the next read
     /// then waits for readability first, instead of a read that says `EAGAIN`.
-    private nonisolated(nonsending) func nextRequest(on connection: Connection, parser: inout HTTPRequestParser, drained: inout Bool,
+    /// `replies` are written before it reads, writes anything else or lists the
+    /// connection idle (where shutdown may close it).
+    private nonisolated(nonsending) func nextRequest(on connection: Connection, parser: inout HTTPRequestParser,
+                             replies: inout ReplyBatch, drained: inout Bool,
                              lifecycle: inout ConnectionLifecycle<ContinuousClock>,
                              preface: inout HTTP2PrefaceCheck) async -> HTTPRequest? {
         Self.note(.awaitingRequest(midRequest: parser.isMidRequest), on: &lifecycle)
+        if !parser.isMidRequest {
+            guard await flush(&replies, on: connection) else { return nil }
+        }
         // Idle connections are listed, so that shutdown can close them at once.
         var listedIdle = lifecycle.isIdle
         if listedIdle && !enterIdle(connection) { return nil }
@@ -112,7 +124,7 @@ extension HTTPServer {
                 event = try parser.next()
             } catch {
                 Self.note(.refused, on: &lifecycle)
-                await answerAndClose(error.status, error.reason, on: connection)
+                await answerAndClose(error.status, error.reason, on: connection, after: &replies)
                 return nil
             }
             switch event {
@@ -121,17 +133,15 @@ extension HTTPServer {
                 return request
             case .head(let head):
                 if head.expectsContinue && head.version == .http11 {
-                    do {
-                        try await connection.write(Self.continueBytes, deadline: .now + configuration.writeTimeout)
-                    } catch {
-                        return nil
-                    }
+                    replies.append([Self.continueBytes])
+                    guard await flush(&replies, on: connection) else { return nil }
                 }
                 Self.note(.headParsed, on: &lifecycle)
                 continue
             case nil:
                 break
             }
+            guard await flush(&replies, on: connection) else { return nil }
             guard let deadline = lifecycle.readDeadline else {
                 preconditionFailure("reading a request in \(lifecycle.state)")
             }
@@ -143,7 +153,8 @@ extension HTTPServer {
             } catch IOWaitError.timedOut {
                 if parser.isMidRequest {
                     Self.note(.refused, on: &lifecycle)
-                    await answerAndClose(.requestTimeout, "request not received in time", on: connection)
+                    await answerAndClose(.requestTimeout, "request not received in time", on: connection,
+                                         after: &replies)
                 }
                 return nil
             } catch {
@@ -164,84 +175,6 @@ extension HTTPServer {
         }
     }
 
-    /// Writes the response (for a stream, its head only).
-    private nonisolated(nonsending) func respond(to request: HTTPRequest, with response: HTTPResponse,
-                         on connection: Connection) async -> AfterResponse {
-        if case .bytes(let body) = response.body {
-            return await respondComplete(to: request, head: response.head, body: body, on: connection)
-        }
-        var head = response.head
-        head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
-        let isHEAD = request.head.method == "HEAD"
-        switch response.body {
-        case .bytes:
-            preconditionFailure("a complete body is answered by respondComplete")
-        case .source(let sourced) where isHEAD:
-            // The head a GET would get, framing included (a stream has no length
-            // to announce); the source is not read.
-            sourced.source.cancel()
-            if request.head.version == .http11 { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
-            return await writeComplete(head, body: [], for: request, on: connection) ? .keepAlive : .close
-        case .source(let sourced):
-            let chunked = request.head.version == .http11
-            if chunked { head.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
-            head.headers.replaceOrAdd(name: "Connection", value: "close")
-            return .stream(.pump(StreamPump(stream: ResponseStream(connection: connection, chunked: chunked),
-                                            head: head.bytes(version: .http11), body: sourced)))
-        }
-    }
-
-    /// Writes a response with a complete body: the server's `Date` and (unless the status
-    /// has no body, or a `HEAD` answer already names the GET body's length)
-    /// `Content-Length` replace any the handler set.
-    private nonisolated(nonsending) func respondComplete(to request: HTTPRequest, head: HTTPResponseHead, body: [UInt8],
-                                 on connection: Connection) async -> AfterResponse {
-        let isHEAD = request.head.method == "HEAD"
-        let mayHaveBody = Self.mayHaveBody(head.status)
-        // A HEAD answer may already carry the length the GET body would have.
-        let keepsLength = isHEAD && head.headers.contains("Content-Length")
-        let length = mayHaveBody && !keepsLength ? body.count : nil
-        let sendBody = !isHEAD && mayHaveBody
-        let keepAlive = await writeComplete(head, date: true, contentLength: length, body: sendBody ? body : [],
-                                            for: request, on: connection)
-        return keepAlive ? .keepAlive : .close
-    }
-
-    /// Writes a response that ends with `body`; true when the connection may carry another
-    /// request. The head is encoded straight to bytes: the handler's fields, minus those
-    /// the server sets, then `Date` (when `date`), `Content-Length` (when `contentLength`)
-    /// and `Connection` (when the connection closes, or stays open for HTTP/1.0), in that
-    /// order. A small body goes out in the head's buffer, one write.
-    private nonisolated(nonsending) func writeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
-                               body: [UInt8], for request: HTTPRequest, on connection: Connection) async -> Bool {
-        let wantsClose = head.headers.firstValue(of: "Connection", equalsIgnoringCase: "close")
-        let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
-        let connectionLine: [UInt8]? = !keepAlive ? HTTPServerFields.closeLine
-            : request.head.version == .http10 ? HTTPServerFields.keepAliveLine : nil
-        var replaced: HTTPServerFields = []
-        if date { replaced.insert(.date) }
-        if contentLength != nil { replaced.insert(.contentLength) }
-        if connectionLine != nil { replaced.insert(.connection) }
-        let inline = body.count <= Self.inlineBodyLimit
-        var encoder = HTTPResponseHeadEncoder(status: head.status, capacity: 256 + (inline ? body.count : 0))
-        encoder.appendFields(of: head.headers, skipping: replaced)
-        if date { encoder.appendFieldLine(HTTPDateCache.shared.fieldLine) }
-        if let contentLength { encoder.appendContentLength(contentLength) }
-        if let connectionLine { encoder.appendFieldLine(connectionLine) }
-        encoder.endHead()
-        do {
-            if inline {
-                encoder.appendBody(body)
-                try await connection.write(encoder.bytes, deadline: .now + configuration.writeTimeout)
-            } else {
-                try await connection.write([encoder.bytes, body], deadline: .now + configuration.writeTimeout)
-            }
-        } catch {
-            return false
-        }
-        return keepAlive
-    }
-
     /// `lifecycle.handle(event, now: .now)`, in a synchronous frame of its own. Why:
     /// `ContinuousClock.Instant` is resilient (not frozen), so inlined into the async
     /// request loop every instant and lifecycle temporary was a task-allocator
@@ -255,14 +188,12 @@ extension HTTPServer {
     /// What one read of a request asks for.
     private static let readBytes = 4096
 
-    /// Bodies up to this size are copied behind the head and sent in one buffer; larger
-    /// ones go as a second buffer of the same `writev`.
-    private static let inlineBodyLimit = 4096
-
-    /// Answers a refused request and lets the caller close.
-    private func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection) async {
+    /// Answers a refused request after the replies waiting and lets the caller close.
+    private nonisolated(nonsending) func answerAndClose(_ status: HTTPStatus, _ reason: String, on connection: Connection,
+                                                        after replies: inout ReplyBatch) async {
+        replies.append(refusal(status, reason))
         do {
-            try await connection.write(refusal(status, reason), deadline: .now + .seconds(2))
+            try await replies.flush(on: connection, deadline: .now + .seconds(2))
         } catch {
             return
         }
@@ -276,21 +207,5 @@ extension HTTPServer {
               let bytes = try? await connection.read(maxBytes: 16 * 1024, deadline: deadline), !bytes.isEmpty {
             discarded += bytes.count
         }
-    }
-
-    /// A refusal on the wire: what the configured `refusal` builds for the status
-    /// and reason, with `extra` fields, `Connection: close`, `Date` and its length.
-    func refusal(_ status: HTTPStatus, _ reason: String, extra: HTTPHeaders = HTTPHeaders()) -> [[UInt8]] {
-        var response = configuration.refusal(status, reason)
-        guard case .bytes(let body) = response.body else { return [] }
-        for field in extra { response.head.headers.replaceOrAdd(name: field.name, value: field.value) }
-        response.head.headers.replaceOrAdd(name: "Connection", value: "close")
-        response.head.headers.replaceOrAdd(name: "Date", value: HTTPDate.now())
-        response.head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
-        return [response.head.bytes(version: .http11), body]
-    }
-
-    private static func mayHaveBody(_ status: HTTPStatus) -> Bool {
-        !(100..<200).contains(status.code) && status.code != 204 && status.code != 304
     }
 }

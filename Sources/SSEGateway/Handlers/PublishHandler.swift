@@ -9,6 +9,15 @@ struct PublishHandler: Sendable {
     let engine: any StreamEngine
     /// The publish token and the token key: checked first, so a refused publish changes nothing.
     let access: AccessControl
+    /// The reply's fields, with the policy's already (built once: shared storage, no
+    /// copy or allocation per reply).
+    let replyHeaders: HTTPHeaders
+
+    init(engine: any StreamEngine, access: AccessControl, policy: ResponsePolicy) {
+        self.engine = engine
+        self.access = access
+        replyHeaders = policy.applied(to: ["Content-Type": "application/json"])
+    }
 
     nonisolated(nonsending) func respond(to request: HTTPRequest, channel: Channel, topic: String) async -> Reply {
         if case .failure(let refusal) = access.publish(request.head, topic: topic) {
@@ -30,7 +39,7 @@ struct PublishHandler: Sendable {
         }
         do throws(PublishError) {
             let result = try await engine.publish(topic: topic, channel: channel, data: value, event: event)
-            return .response(HTTPResponse(status: .ok, headers: Self.replyHeaders, body: Self.replyBody(result)))
+            return .response(HTTPResponse(status: .ok, headers: replyHeaders, body: Self.replyBody(result)))
         } catch .unavailable(let reason) {
             // Not stored (or not on enough replicas): the client may retry shortly (another gateway may take it).
             return .refused(.serviceUnavailable, "cannot store the value now: \(reason)", headers: ["Retry-After": "1"])
@@ -38,9 +47,6 @@ struct PublishHandler: Sendable {
             return .refused(.serviceUnavailable, "the gateway is shutting down")
         }
     }
-
-    /// The reply's one field, built once (shared storage, no allocation per reply).
-    private static let replyHeaders: HTTPHeaders = ["Content-Type": "application/json"]
 
     /// `{"id":"<id>","subscribers":<n>}` and a newline, written as bytes into one buffer
     /// (string interpolation then a copy to bytes cost three allocations per publish).

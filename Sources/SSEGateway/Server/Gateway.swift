@@ -85,7 +85,7 @@ final class Gateway: Sendable {
         let router = Router(
             subscribe: SubscribeHandler(engine: engine, access: access, retryMilliseconds: configuration.retryMilliseconds,
                                         delivery: delivery, drain: drain),
-            publish: PublishHandler(engine: engine, access: access),
+            publish: PublishHandler(engine: engine, access: access, policy: policy),
             metrics: MetricsHandler(engine: engine, counters: counters, authFailures: access.failures,
                                     delivery: delivery, descriptorLimit: limit, drain: drain),
             files: configuration.publicDirectory.map { StaticFiles(root: $0) }

@@ -11,7 +11,8 @@ struct Router: Sendable {
     let metrics: MetricsHandler
     let files: StaticFiles
 
-    func respond(to request: HTTPRequest) async -> Reply {
+    /// Runs on the caller's executor (the connection's loop): no executor switch per request.
+    nonisolated(nonsending) func respond(to request: HTTPRequest) async -> Reply {
         switch Route.match(method: request.head.method, rawPath: request.head.rawPath, query: request.head.query) {
         case .subscribe(let channel, let topic):
             return await subscribe.respond(to: request, channel: channel, slots: .single(topic))

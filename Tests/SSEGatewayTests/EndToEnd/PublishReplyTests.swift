@@ -89,6 +89,42 @@ struct PublishReplyTests {
         }
     }
 
+    /// Twenty publishes pipelined in one write, with a refused one among them: the replies
+    /// come back in order (ids 1…20, the `400` in its place), all in the first bytes the
+    /// client receives (one write), and the subscriber gets the twenty events in order.
+    @Test(.disabled(if: TestHTTP.isHTTP2, "over HTTP/2: pipelining is HTTP/1.1's (HTTP/2 multiplexes: HTTP2ClientTests)"), arguments: Transport.allCases)
+    func pipelinedPublishesAreAnsweredInOrderInOneWrite(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
+            let stream = try await gateway.subscribe("/events/burst")
+            defer { stream.close() }
+            var burst = ""
+            for i in 1...20 {
+                burst += "POST /events/burst HTTP/1.1\r\nHost: x\r\nContent-Length: \(String(i).utf8.count)\r\n\r\n\(i)"
+                if i == 10 { burst += "POST /events/burst?event=no%20spaces HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx" }
+            }
+            let client = try await gateway.connect(sending: burst)
+            defer { client.close() }
+            let first = try await client.connection.read(maxBytes: 1 << 16, deadline: .now + patience)
+            var parser = HTTPResponseParser()
+            parser.append(first)
+            var replies: [(status: Int, body: String)] = []
+            var status = 0
+            var body: [UInt8] = []
+            while let event = try parser.next() {
+                switch event {
+                case .head(let head): (status, body) = (head.status, [])
+                case .body(let part): body += part
+                case .end: replies.append((status, String(decoding: body, as: UTF8.self)))
+                }
+            }
+            #expect(replies.count == 21, "replies in the first read: \(replies.count)")
+            let ids = replies.filter { $0.status == 200 }.map { $0.body.split(separator: "\"")[3] }
+            #expect(ids == (1...20).map { Substring(String($0)) })
+            #expect(replies.count == 21 && replies[10].status == 400)
+            #expect(try await stream.next(20, within: 10).map(\.data) == (1...20).map(String.init))
+        }
+    }
+
     /// An HTTP/1.0 publish is served, answered with `Connection: close`, and the connection closed.
     @Test(.disabled(if: TestHTTP.isHTTP2, "over HTTP/2: HTTP/1.0"), arguments: Transport.allCases)
     func http10PublishIsServedAndClosed(_ transport: Transport) async throws {
