@@ -15,6 +15,11 @@ public struct ClusterConfiguration: Sendable {
     /// holds; this bounds it when one never says so (3 s: a gateway that does not come
     /// back is no longer live 3 s after its last heartbeat anyway).
     public var failoverPause: Duration = .seconds(3)
+    /// How long a failover pause waits at least for a gateway seen on the shard within
+    /// the last minute whose liveness lapsed during the promotion (sooner when every
+    /// such gateway has raised): one reaching the new master within it still raises
+    /// before anyone publishes.
+    public var failoverPauseMinimum: Duration = .seconds(1)
     /// The local hub's limits; the replay count and age also bound Redis's windows.
     public var hub: HubConfiguration
     /// Longest wait for a publish's script (a POST answers 503 past it, well within a second).

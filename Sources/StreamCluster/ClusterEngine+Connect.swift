@@ -96,6 +96,7 @@ extension ClusterEngine {
         // A pause running here (another gateway found a failover or an empty restart): this
         // gateway owes its mark too, once its syncs on the new link are done.
         shards[index].raisePending = false
+        shards[index].raiseFailed = false
         try await watchPause(link, shard: index, linking: true)
     }
 

@@ -8,14 +8,16 @@ import StreamHub
 /// `failoverPause`); every gateway that links to a Redis where a pause runs owes a
 /// mark: once its syncs of the shard's followed topics are done (each one's counters
 /// raised to the ids it holds), it adds itself to the pause's raised set. The pause
-/// ends the moment every gateway still live there (its liveness key, replicated from
-/// the old master, not lapsed) is marked; the publish script and `pauseState` decide
-/// it in Redis, so every gateway sees the same answer. A gateway that never comes
-/// back holds it only until its liveness lapses (3 s after its last heartbeat). A
-/// promotion often takes longer than that: then the first gateway there ends the pause
-/// at once, and each later one starts a new pause that waits for its own syncs and the
-/// marks of those already there, who look at the pause every 100 ms for `failoverPause`
-/// after their own failover (`pauseWatchTurns`) to give them again.
+/// ends the moment every gateway seen on the shard within the last minute (the
+/// shard's gateways set, replicated from the old master) is marked; one that is not
+/// holds it while its liveness key (3 s after its last heartbeat) is still there, and
+/// in any case for `failoverPauseMinimum` (1 s) from the start, so a gateway whose
+/// liveness lapsed during a long promotion but arrives soon after still raises before
+/// anyone publishes. The publish script and `pauseState` decide it in Redis, so every
+/// gateway sees the same answer. A gateway arriving after the pause ended starts a
+/// new one that waits for its own syncs and the marks of those already there, who
+/// look at the pause every 100 ms for `failoverPause` after their own failover
+/// (`pauseWatchTurns`) to give them again.
 /// The pause after an empty restart (`refloor` = `1`, 3 s) is not ended by marks:
 /// no liveness survives an empty restart, so nobody would be known to wait for.
 extension ClusterEngine {
@@ -38,10 +40,15 @@ extension ClusterEngine {
     /// The master is another node than before: publishes pause (unless a pause runs
     /// already) until every live gateway has raised its topics' counters here, this one included.
     func startFailoverPause(_ link: RedisLink, shard index: Int) async {
-        let (seconds, attoseconds) = configuration.failoverPause.components
-        let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        func milliseconds(_ duration: Duration) -> Int64 {
+            let (seconds, attoseconds) = duration.components
+            return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        }
+        let longest = milliseconds(configuration.failoverPause)
+        let shortest = min(longest, milliseconds(configuration.failoverPauseMinimum))
         _ = try? await runScript("startFailoverPause", ClusterScripts.startFailoverPause, link: link,
-                                 keys: [shards[index].keys.publishPause], arguments: [Array(String(milliseconds).utf8)])
+                                 keys: [shards[index].keys.publishPause],
+                                 arguments: [Array(String(longest).utf8), Array(String(shortest).utf8)])
         shards[index].raisePending = true
         // Another gateway may reach this master after the pause ended (its liveness had lapsed
         // during the promotion) and start a new one, which waits for this gateway's mark
@@ -55,7 +62,7 @@ extension ClusterEngine {
     /// `linking`: the link is being prepared (not the shard's link in use yet).
     /// - Throws: only what says the link is lost (an error reply is passed over).
     func watchPause(_ link: RedisLink, shard index: Int, linking: Bool = false) async throws(RedisError) {
-        let mark = shards[index].raisePending && syncsDone(shard: index)
+        let mark = shards[index].raisePending && !shards[index].raiseFailed && syncsDone(shard: index)
         let keys = shards[index].keys
         guard let reply = try await tolerating(await runScript(
             "pauseState", ClusterScripts.pauseState, link: link, keys: [keys.publishPause],

@@ -189,8 +189,16 @@ extension ClusterEngine {
         }
         if let raise {
             let keys = ClusterKeys(topic: topic)
-            _ = try? await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link, keys: [keys.ids],
-                                     arguments: [Array(String(raise.0).utf8), Array(String(raise.1).utf8)])
+            do {
+                _ = try await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link, keys: [keys.ids],
+                                        arguments: [Array(String(raise.0).utf8), Array(String(raise.1).utf8)])
+            } catch {
+                // Not raised: this gateway must not mark itself raised for a running pause
+                // (which then lasts its time to live); a lost link syncs again anyway.
+                if let index = topicShard[topic], shards[index].generation == link.generation {
+                    shards[index].raiseFailed = true
+                }
+            }
         }
         await applyPending(topic, generation: link.generation)
     }

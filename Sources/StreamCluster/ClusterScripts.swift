@@ -5,19 +5,31 @@ enum ClusterScripts {
     /// A Lua function the scripts that must know it start with: whether publishes
     /// on this Redis pause. `pause`: the pause key (`ShardKeys.publishPause`), `prefix`:
     /// the liveness keys' (`ShardKeys.gatewayPrefix`). A pause of any value but
-    /// `failover` (an empty restart's `1`) lasts its time to live. A `failover` pause
-    /// lasts until every live gateway of `pause:gateways` (a liveness key still there)
-    /// is in `pause:raised` (its syncs raised the counters of its topics on this
-    /// master), or its time to live ends: then it is deleted at once, and it is not.
+    /// `failover:<ms>` (an empty restart's `1`) lasts its time to live. A failover pause
+    /// ends the moment every gateway of `pause:gateways` (seen on the shard within the
+    /// last minute) is in `pause:raised` (its syncs raised the counters of its topics on
+    /// this master). One not marked holds it while its liveness key is still there, and
+    /// in any case until `<ms>` (Redis's clock: the pause's start plus
+    /// `failoverPauseMinimum`), so that a gateway whose liveness lapsed during a long
+    /// promotion still reaches the new master and raises before anyone publishes. The
+    /// pause's time to live bounds it all. Once it ends it is deleted at once.
     static let paused = """
     local function paused(pause, prefix)
       local kind = redis.call('GET', pause)
       if not kind then return false end
-      if kind ~= 'failover' then return true end
+      local notBefore = string.match(kind, '^failover:(%d+)$')
+      local early = false
+      if notBefore then
+        local t = redis.call('TIME')
+        early = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) < tonumber(notBefore)
+      elseif kind ~= 'failover' then
+        return true
+      end
       local raised = pause .. ':raised'
       local gateways = redis.call('ZRANGE', pause .. ':gateways', 0, -1)
       for i = 1, #gateways do
-        if redis.call('SISMEMBER', raised, gateways[i]) == 0 and redis.call('EXISTS', prefix .. gateways[i]) == 1 then
+        if redis.call('SISMEMBER', raised, gateways[i]) == 0
+           and (early or redis.call('EXISTS', prefix .. gateways[i]) == 1) then
           return true
         end
       end
@@ -42,10 +54,12 @@ enum ClusterScripts {
     """
 
     /// Starts the pause after a failover unless one runs. KEYS: the pause key. ARGV:
-    /// its longest time in ms. Returns 1 when this call started it (the marks of an
-    /// earlier pause are cleared), else 0.
+    /// its longest time in ms, its shortest (marks cannot end it before). Returns 1 when
+    /// this call started it (the marks of an earlier pause are cleared), else 0.
     static let startFailoverPause = """
-    if redis.call('SET', KEYS[1], 'failover', 'PX', ARGV[1], 'NX') then
+    local t = redis.call('TIME')
+    local notBefore = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
+    if redis.call('SET', KEYS[1], 'failover:' .. notBefore, 'PX', ARGV[1], 'NX') then
       redis.call('DEL', KEYS[1] .. ':raised')
       return 1
     end

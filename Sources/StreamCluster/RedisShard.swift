@@ -71,6 +71,9 @@ struct RedisShard: Sendable {
     /// gateway has not yet marked itself raised for it: it does once its syncs of the
     /// shard's followed topics are done (`ClusterEngine+Pause`).
     var raisePending = false
+    /// A topic's raise (`raiseIDs`) failed on this link (an error reply, e.g. OOM):
+    /// this gateway never marks itself raised, and the pause lasts its time to live.
+    var raiseFailed = false
     /// How many more times (every 100 ms) the pause is looked at although none was seen:
     /// after a failover, another gateway arriving later may start a new one.
     var pauseWatchTurns = 0
