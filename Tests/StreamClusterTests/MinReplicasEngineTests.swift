@@ -52,7 +52,10 @@ struct MinReplicasEngineTests {
         let took = ContinuousClock.now - started
         #expect(outcomes.allSatisfy { $0 != nil }, "every publish refused while the replica is silent")
         #expect(took < .milliseconds(1500), "refused within about one WAIT timeout, took \(took)")
-        #expect(outcomes.allSatisfy { $0?.contains("of the 1 replicas required") == true }, "\(outcomes.compactMap { $0 }.prefix(2))")
+        // Each refusal names the replicas it waited for: not confirmed within the WAIT, or (on
+        // a loaded machine) its turn behind that WAIT outlasting the command timeout.
+        #expect(outcomes.allSatisfy { $0?.contains("--redis-min-replicas") == true }, "\(outcomes.compactMap { $0 }.prefix(2))")
+        #expect(outcomes.contains { $0?.contains("of the 1 replicas required") == true }, "\(outcomes.compactMap { $0 }.prefix(2))")
         // The command connection was held by nothing: a new subscription is served at once.
         let subscribing = ContinuousClock.now
         let stream = try await running.subscribe("other")
