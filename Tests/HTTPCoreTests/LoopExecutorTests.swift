@@ -115,4 +115,30 @@ struct LoopExecutorTests {
         #expect(probes.allSatisfy { $0.ran.withLock { $0 } == [true] })
         #expect(target.crossLoopHandoffs - before == 1)
     }
+    /// A task that a job resumes (a Redis reply resuming its publisher, a command waking
+    /// its connection's writer) runs in that same turn, before the turn's end work (the
+    /// fan-out writes), not one turn later after them (issue 24: a publish on Redis used
+    /// to wait out three turns' fan-outs).
+    @Test func aTaskResumedByAJobRunsBeforeThatTurnsEndWork() async throws {
+        final class Record: TurnEndWork {
+            let order = Locked<[String]>([])
+            let parked = Locked<UnsafeContinuation<Void, Never>?>(nil)
+            func runAtTurnEnd() { order.withLock { $0.append("turn end") } }
+        }
+        let loop = try EventLoop(index: 92)
+        let record = Record()
+        let waiter = Task(executorPreference: loop) {
+            await withUnsafeContinuation { continuation in record.parked.withLock { $0 = continuation } }
+            record.order.withLock { $0.append("resumed") }
+        }
+        #expect(await eventually(upTo: 10) { record.parked.withLock { $0 != nil } })
+        await withTaskExecutorPreference(loop) {
+            // One job readies the turn's end work, then resumes the parked task.
+            loop.atTurnEnd(record)
+            record.parked.withLock { $0.take() }?.resume()
+        }
+        await waiter.value
+        #expect(await eventually(upTo: 10) { record.order.withLock { $0.count } == 2 })
+        #expect(record.order.withLock { $0 } == ["resumed", "turn end"])
+    }
 }

@@ -68,7 +68,8 @@ struct LoopSchedulerTests {
         #expect(result11 == .none)
     }
 
-    /// Jobs queued by a turn's jobs run in the next turn; turn-end work queued
+    /// Jobs queued by a turn's jobs run in the next turn unless the loop makes another
+    /// pass (`nextPass`, below; here it makes none); turn-end work queued
     /// before or during turn t runs at the end of turn t, after all of that turn's
     /// jobs (a publish's reply, written in the publish's own job, goes out before the
     /// fan-out; issue 27); work queued by the turn-end work itself, or while the loop
@@ -132,5 +133,67 @@ struct LoopSchedulerTests {
         _ = turn(&scheduler)
         let result16 = scheduler.park()
         #expect(result16 == .tick)
+    }
+    /// Jobs queued by a turn's jobs (a Redis reply resuming its publisher, a command
+    /// waking its connection's writer) run in further passes of the same turn, before
+    /// its end work, up to `passes` passes in all; what the last pass queues waits for
+    /// the next turn, which the loop polls for first.
+    @Test func jobsQueuedByJobsRunInLaterPassesOfTheSameTurnUpToTheBound() {
+        var scheduler = LoopScheduler<Int, String>(passes: 3)
+        _ = scheduler.enqueue(1)
+        var jobs: [Int] = []
+        var work: [String] = []
+        scheduler.beginTurn(into: &jobs)
+        #expect(jobs == [1])
+        // Job 1 (a publish on Redis) wakes the connection's writer, job 2.
+        _ = scheduler.enqueue(2)
+        jobs.removeAll()
+        let pass1 = scheduler.nextPass(into: &jobs)
+        #expect(pass1)
+        #expect(jobs == [2])
+        // Job 2 readies a fan-out and queues job 3.
+        _ = scheduler.enqueue(3)
+        _ = scheduler.atTurnEnd("fan-out")
+        jobs.removeAll()
+        let pass2 = scheduler.nextPass(into: &jobs)
+        #expect(pass2)
+        #expect(jobs == [3])
+        // The third pass was the last: job 4 waits for the next turn.
+        _ = scheduler.enqueue(4)
+        jobs.removeAll()
+        let pass3 = scheduler.nextPass(into: &jobs)
+        #expect(!pass3)
+        #expect(jobs.isEmpty)
+        scheduler.endTurn(into: &work)
+        #expect(work == ["fan-out"])
+        let timeout = scheduler.park()
+        #expect(timeout == .immediate)
+        scheduler.unpark()
+        jobs.removeAll()
+        work.removeAll()
+        scheduler.beginTurn(into: &jobs)
+        #expect(jobs == [4])
+        // Nothing queued: no second pass.
+        jobs.removeAll()
+        let pass4 = scheduler.nextPass(into: &jobs)
+        #expect(!pass4)
+        scheduler.endTurn(into: &work)
+        #expect(work.isEmpty)
+        #expect(scheduler.turn == 2)
+    }
+
+    /// One pass a turn is the rule before issue 24: every job a job queues waits for the next turn.
+    @Test func onePassATurnLeavesQueuedJobsForTheNextTurn() {
+        var scheduler = LoopScheduler<Int, String>(passes: 1)
+        _ = scheduler.enqueue(1)
+        var jobs: [Int] = []
+        scheduler.beginTurn(into: &jobs)
+        _ = scheduler.enqueue(2)
+        jobs.removeAll()
+        let pass5 = scheduler.nextPass(into: &jobs)
+        #expect(!pass5)
+        var work: [String] = []
+        scheduler.endTurn(into: &work)
+        #expect(turn(&scheduler) == ([2], []))
     }
 }

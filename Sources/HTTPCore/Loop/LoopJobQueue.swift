@@ -56,21 +56,24 @@ final class LoopJobQueue: Sendable {
         loopThread.store(pthread_self(), ordering: .releasing)
     }
 
-    /// One turn: runs the jobs queued so far (not those they queue: the loop polls
-    /// between two turns, so descriptors are never starved by jobs), then the
-    /// turn-end work queued until the jobs ended (issue 27's rule, `LoopScheduler`). `batch` and `work` are the loop's reusable buffers.
+    /// One turn: runs the jobs queued so far and, in a few more passes, those they
+    /// queue (the rest wait for the next turn: the loop polls between two turns, so
+    /// descriptors are never starved by jobs), then the turn-end work queued until the
+    /// jobs ended (issue 27's rule, `LoopScheduler`). `batch` and `work` are the loop's reusable buffers.
     func runTurn(jobs batch: inout [LoopJob], work: inout [any TurnEndWork],
                  task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
         scheduler.withLock { $0.beginTurn(into: &batch) }
-        for job in batch {
-            switch job {
-            // A task's job runs as nonisolated code preferring the loop, so its
-            // calls into other nonisolated async code switch nothing.
-            case .task(let job): job.runSynchronously(on: task)
-            case .actor(let job): job.runSynchronously(isolatedTo: actor, taskExecutor: task)
+        repeat {
+            for job in batch {
+                switch job {
+                // A task's job runs as nonisolated code preferring the loop, so its
+                // calls into other nonisolated async code switch nothing.
+                case .task(let job): job.runSynchronously(on: task)
+                case .actor(let job): job.runSynchronously(isolatedTo: actor, taskExecutor: task)
+                }
             }
-        }
-        batch.removeAll(keepingCapacity: true)
+            batch.removeAll(keepingCapacity: true)
+        } while scheduler.withLock({ $0.nextPass(into: &batch) })
         // Before this loop's own writes: the other loops can write theirs meanwhile.
         outboxes.flush()
         scheduler.withLock { $0.endTurn(into: &work) }

@@ -4,8 +4,14 @@
 /// each method returns what the caller (the loop's `LoopJobQueue`, holding its lock)
 /// must do afterwards, so tests drive it turn by turn.
 ///
-/// A turn: `beginTurn` hands over the jobs queued so far (not those they queue),
-/// the loop runs them, then `endTurn` hands over the turn-end work queued until then
+/// A turn: `beginTurn` hands over the jobs queued so far, the loop runs them, and
+/// `nextPass` hands over the jobs those queued, for another pass of the same turn, up
+/// to `passes` passes (a Redis command wakes its connection's writer, a Redis reply
+/// resumes its caller, a task hops back from an actor: each such hand-over runs in the
+/// turn it was made in, not one turn later, after another turn's fan-out writes: a
+/// publish on Redis went through three turns, each with a fan-out, before its reply
+/// left; issue 24). Jobs queued by the last pass wait for the next turn, after a poll,
+/// so descriptors are never starved by jobs. Then `endTurn` hands over the turn-end work queued until then
 /// (before the turn or by its jobs), and counts the turn; then `park` decides how
 /// long `epoll_wait` may sleep, and `unpark` follows it. Turn-end work queued during
 /// turn t therefore runs at the end of turn t, after all of that turn's jobs: a
@@ -47,8 +53,16 @@ struct LoopScheduler<Job, TurnEndWork> {
     private(set) var isParked = false
     /// Turns completed (`endTurn` calls).
     private(set) var turn: UInt64 = 0
+    /// Passes over the job queue a turn may make (at least 1).
+    let passes: Int
+    /// Passes made in the current turn.
+    private var pass = 0
 
-    init() {}
+    /// `passes`: how many times a turn runs the jobs queued so far (see the type's doc).
+    init(passes: Int = 4) {
+        precondition(passes >= 1, "a turn runs its jobs at least once")
+        self.passes = passes
+    }
 
     /// Queues a job for the loop thread.
     mutating func enqueue(_ job: Job) -> Wake {
@@ -77,12 +91,24 @@ struct LoopScheduler<Job, TurnEndWork> {
     mutating func beginTurn(into batch: inout [Job]) {
         precondition(batch.isEmpty, "the previous turn's batch was not cleared")
         swap(&batch, &jobs)
+        pass = 1
         if due.isEmpty {
             swap(&due, &arriving)
         } else {
             due.append(contentsOf: arriving)
             arriving.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// After a pass of the turn's jobs: the jobs they queued, swapped into `batch`
+    /// (which must be empty), for one more pass of this turn; false when none wait or
+    /// the turn made its `passes` passes (the rest wait for the next turn).
+    mutating func nextPass(into batch: inout [Job]) -> Bool {
+        precondition(batch.isEmpty, "the previous pass's batch was not cleared")
+        guard !jobs.isEmpty, pass < passes else { return false }
+        swap(&batch, &jobs)
+        pass += 1
+        return true
     }
 
     /// Ends a turn: its turn-end work (queued before the turn or by its jobs),
