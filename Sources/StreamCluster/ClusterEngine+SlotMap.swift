@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import RedisClient
 
 /// Redis Cluster: the slot map read (at start, when asked — a `MOVED`, a moved
@@ -143,7 +143,7 @@ final class FirstOutcome: Sendable {
         case done
     }
 
-    private let state = Mutex(State.empty)
+    private let state = Locked(State.empty)
 
     func wait(_ continuation: CheckedContinuation<Bool, Never>) {
         let early: Bool? = state.withLock {

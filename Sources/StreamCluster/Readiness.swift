@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Why the cluster engine cannot serve a publish or a new subscription right now
 /// (`/readyz`'s 503 and a refused publish say which).
@@ -55,11 +55,11 @@ final class Readiness: Sendable {
         var overall: NotReady?
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// `shards`: how many exist from the start (0 on Redis Cluster, added as the map names them).
     init(shards: Int = 1, overall: NotReady? = nil) {
-        state = Mutex(State(shards: Dictionary(uniqueKeysWithValues: (0..<shards).map { ($0, Shard()) }), overall: overall))
+        state = Locked(State(shards: Dictionary(uniqueKeysWithValues: (0..<shards).map { ($0, Shard()) }), overall: overall))
     }
 
     /// A shard joins (Redis Cluster: a master of the map), connecting.

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// What a shard's supervision waits on besides its clock: a nudge given when
 /// something it watches may have changed (a new master named, a connection of its
@@ -15,7 +15,7 @@ final class ShardWakeup: Sendable {
         var lastID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Ends every wait under way, or the next one if none is.
     func signal() {

@@ -20,7 +20,7 @@ public final class EventLoop: Sendable {
 
     /// The loops started so far, `shared` first. Loop threads live as long as the
     /// process, so every server asking for n loops shares the first n.
-    private static let running = Mutex<[EventLoop]>([])
+    private static let running = Locked<[EventLoop]>([])
 
     /// The process's first `count` loops (`shared` is the first), starting the
     /// ones not running yet. Servers spread connections over them, and a gateway
