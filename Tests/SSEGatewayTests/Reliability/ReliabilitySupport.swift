@@ -95,6 +95,19 @@ extension GatewayProcess {
         return last
     }
 
+    /// Waits until at most `count` descriptors are open (none leaked; one that was
+    /// still closing when `count` was read, such as the start-up probe's connection on a
+    /// loaded machine, may be gone by then); the last count seen.
+    func waitForDescriptors(atMost count: Int, upTo seconds: Double) async -> Int {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var last = probe.openDescriptors()
+        while last > count && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+            last = probe.openDescriptors()
+        }
+        return last
+    }
+
     /// Waits until both subscriber gauges are 0 and only the metrics request's own
     /// connection is open; the last metrics seen.
     func waitUntilQuiet(upTo seconds: Double) async throws -> [String: Double] {
