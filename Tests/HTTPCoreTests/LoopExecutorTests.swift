@@ -115,6 +115,7 @@ struct LoopExecutorTests {
         #expect(probes.allSatisfy { $0.ran.withLock { $0 } == [true] })
         #expect(target.crossLoopHandoffs - before == 1)
     }
+
     /// A task that a job resumes (a Redis reply resuming its publisher, a command waking
     /// its connection's writer) runs in that same turn, before the turn's end work (the
     /// fan-out writes), not one turn later after them (issue 24: a publish on Redis used

@@ -134,6 +134,7 @@ struct LoopSchedulerTests {
         let result16 = scheduler.park()
         #expect(result16 == .tick)
     }
+
     /// Jobs queued by a turn's jobs (a Redis reply resuming its publisher, a command
     /// waking its connection's writer) run in further passes of the same turn, before
     /// its end work, up to `passes` passes in all; what the last pass queues waits for

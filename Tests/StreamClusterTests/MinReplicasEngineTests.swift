@@ -9,6 +9,18 @@ import TestSupport
 /// stays up (no reconnect), and the command connection is held by nothing.
 @Suite(.timeLimit(.minutes(1)))
 struct MinReplicasEngineTests {
+    /// Publishes `data` to `topic` until one is confirmed (a refused try waits 100 ms),
+    /// for at most 10 s: its id, or nil.
+    private static func publishUntilConfirmed(_ running: RunningEngine, _ topic: String,
+                                              _ data: String) async throws -> UInt64? {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let id = try? await running.publish(topic, .events, data).id { return id }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
     @Test func aSilentReplicaRefusesPublishesQuicklyAndHoldsNothingElse() async throws {
         let master = try await RedisServer.start()
         let replica = try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)])
@@ -27,12 +39,7 @@ struct MinReplicasEngineTests {
         let engine = running.engine
         // A first publish confirmed while the replica answers (on a loaded machine a first
         // WAIT may outlast its 500 ms: tried again, as after the pause below).
-        var first: UInt64?
-        let confirming = ContinuousClock.now + .seconds(10)
-        while first == nil, ContinuousClock.now < confirming {
-            first = try? await running.publish("safe", .events, "a").id
-            if first == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let first = try await Self.publishUntilConfirmed(running, "safe", "a")
         #expect(first != nil, "a publish is confirmed while the replica answers")
 
         replica.pause()
@@ -74,12 +81,7 @@ struct MinReplicasEngineTests {
         #expect(engine.metrics.first { $0.name == "sse_gateway_redis_reconnects_total" }?.value == 0)
 
         replica.resume()
-        var acknowledged: UInt64?
-        let again = ContinuousClock.now + .seconds(10)
-        while acknowledged == nil, ContinuousClock.now < again {
-            acknowledged = try? await running.publish("safe", .events, "c").id
-            if acknowledged == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let acknowledged = try await Self.publishUntilConfirmed(running, "safe", "c")
         #expect((acknowledged ?? 0) > 1, "confirmed again once the replica answers")
         await running.stop()
     }
@@ -103,12 +105,7 @@ struct MinReplicasEngineTests {
             $0.minReplicasTimeout = .milliseconds(600)
         }
         try await running.ready()
-        var first: UInt64?
-        let linkedUp = ContinuousClock.now + .seconds(10)
-        while first == nil, ContinuousClock.now < linkedUp {
-            first = try? await running.publish("slow", .events, "a").id
-            if first == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let first = try await Self.publishUntilConfirmed(running, "slow", "a")
         #expect(first != nil, "confirmed before the replica is slowed")
         let slowing = Task {
             while !Task.isCancelled {
