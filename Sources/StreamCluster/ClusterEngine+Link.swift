@@ -169,26 +169,37 @@ extension ClusterEngine {
     /// `asking`: after `ASKING`, in one write (a slot being imported by that node).
     func runScript(_ name: String, _ text: String, link: RedisLink, on connection: RedisConnection? = nil,
                    keys: [String], arguments: [[UInt8]], asking: Bool = false) async throws(RedisError) -> RedisValue {
-        try await Self.evaluate(text, hash: scriptHashes[name], on: connection ?? link.command, keys: keys,
-                                arguments: arguments, asking: asking, timeout: configuration.commandTimeout)
+        var scriptArguments = RedisArguments()
+        scriptArguments.append(keys.count)
+        for key in keys { scriptArguments.append(key) }
+        for argument in arguments { scriptArguments.append(argument) }
+        return try await Self.evaluate(text, hash: scriptHashes[name], on: connection ?? link.command,
+                                       scriptArguments: scriptArguments, asking: asking,
+                                       timeout: configuration.commandTimeout)
     }
 
     /// `runScript` off the engine (a publish on its caller's loop): `hash` is the script's
-    /// from `scriptHashes`, read on the engine.
-    nonisolated static func evaluate(_ text: String, hash: String?, on connection: RedisConnection, keys: [String],
-                                     arguments: [[UInt8]], asking: Bool, timeout: Duration) async throws(RedisError) -> RedisValue {
-        let tail = [Array(String(keys.count).utf8)] + keys.map { Array($0.utf8) } + arguments
+    /// from `scriptHashes`, read on the engine; `scriptArguments`: the key count, the keys
+    /// and the arguments.
+    nonisolated static func evaluate(_ text: String, hash: String?, on connection: RedisConnection,
+                                     scriptArguments: RedisArguments, asking: Bool,
+                                     timeout: Duration) async throws(RedisError) -> RedisValue {
+        func command(_ name: String, _ script: String) -> RedisArguments {
+            var command = RedisArguments(reservingCapacity: scriptArguments.byteCount + script.utf8.count + 32)
+            command.append(name)
+            command.append(script)
+            command.append(contentsOf: scriptArguments)
+            return command
+        }
         if let hash {
-            let command = [Array("EVALSHA".utf8), Array(hash.utf8)] + tail
             do {
-                return asking ? try await connection.commandAfterAsking(command, timeout: timeout)
-                              : try await connection.command(command, timeout: timeout)
+                return asking ? try await connection.commandAfterAsking(command("EVALSHA", hash), timeout: timeout)
+                              : try await connection.command(command("EVALSHA", hash), timeout: timeout)
             } catch .server(let message) where message.hasPrefix("NOSCRIPT") {
                 // Fall through to EVAL, which also caches the script again.
             }
         }
-        let command = [Array("EVAL".utf8), Array(text.utf8)] + tail
-        return asking ? try await connection.commandAfterAsking(command, timeout: timeout)
-                      : try await connection.command(command, timeout: timeout)
+        return asking ? try await connection.commandAfterAsking(command("EVAL", text), timeout: timeout)
+                      : try await connection.command(command("EVAL", text), timeout: timeout)
     }
 }

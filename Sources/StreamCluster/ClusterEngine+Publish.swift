@@ -77,19 +77,44 @@ extension ClusterEngine {
         guard let link = link(shard: index), readiness.isReady(shard: index), link.publisher.isOpen else {
             return .failure(.unavailable(reason: readiness.reason(shard: index) ?? "the connection to the cluster's Redis was lost"))
         }
-        let keys = ClusterKeys(topic: topic)
-        let shardKeys = shards[index].keys
-        let arguments: [[UInt8]] = [
-            Array(channel.rawValue.utf8), Array(data.utf8), Array((event ?? "").utf8), Array(String(above).utf8),
-            Array(String(configuration.hub.replayCount).utf8),
-            Array(String(configuration.replayMaxAgeMilliseconds).utf8),
-            keys.channel(sharded: routing.isCluster), Array(shardKeys.gatewayPrefix.utf8),
-            Array(configuration.gatewayID.utf8), Array(shardKeys.publishPause.utf8),
-            Array((routing.isCluster ? "SPUBLISH" : "PUBLISH").utf8),
-        ]
+        if shards[index].publishConstants == nil {
+            shards[index].publishConstants = Self.publishConstants(configuration: configuration, gatewayID: configuration.gatewayID,
+                                                                   shardKeys: shards[index].keys, sharded: routing.isCluster)
+        }
+        let arguments = Self.publishScriptArguments(topic: topic, channel: channel, data: data, event: event, above: above,
+                                                    sharded: routing.isCluster, constants: shards[index].publishConstants!)
         return .success(PublishPlan(shard: index, link: link, hash: scriptHashes["publish"],
-                                    keys: [keys.ids, keys.state, keys.events, keys.counts(channel)],
-                                    arguments: arguments, asking: asking != nil))
+                                    scriptArguments: arguments, asking: asking != nil))
+    }
+
+    /// The publish script's key count, keys and arguments (`ClusterScripts.publish`);
+    /// `constants`: from `publishConstants`, for the topic's shard.
+    nonisolated static func publishScriptArguments(topic: String, channel: Channel, data: String, event: String?,
+                                                   above: UInt64, sharded: Bool, constants: RedisArguments) -> RedisArguments {
+        var arguments = RedisArguments(reservingCapacity: 5 * topic.utf8.count + data.utf8.count + constants.byteCount + 192)
+        arguments.append(4)
+        ClusterKeys.appendPublishKeys(topic: topic, channel: channel, to: &arguments)
+        arguments.append(channel.rawValue)
+        arguments.append(data)
+        arguments.append(event ?? "")
+        arguments.append(Int(above))
+        ClusterKeys.appendChannel(topic: topic, sharded: sharded, to: &arguments)
+        arguments.append(contentsOf: constants)
+        return arguments
+    }
+
+    /// The publish script's arguments shared by every publish of a gateway to one
+    /// shard (ARGV 6–11 of `ClusterScripts.publish`).
+    nonisolated static func publishConstants(configuration: ClusterConfiguration, gatewayID: String,
+                                             shardKeys: ShardKeys, sharded: Bool) -> RedisArguments {
+        var constants = RedisArguments()
+        constants.append(configuration.hub.replayCount)
+        constants.append(Int(configuration.replayMaxAgeMilliseconds))
+        constants.append(shardKeys.gatewayPrefix)
+        constants.append(gatewayID)
+        constants.append(shardKeys.publishPause)
+        constants.append(sharded ? "SPUBLISH" : "PUBLISH")
+        return constants
     }
 
     /// Runs the script (and with `--redis-min-replicas` its `WAIT`, one publish at a time
@@ -130,7 +155,7 @@ extension ClusterEngine {
         let reply: RedisValue
         do throws(RedisError) {
             reply = try await Self.evaluate(ClusterScripts.publish, hash: plan.hash, on: plan.link.publisher,
-                                            keys: plan.keys, arguments: plan.arguments, asking: plan.asking,
+                                            scriptArguments: plan.scriptArguments, asking: plan.asking,
                                             timeout: configuration.commandTimeout)
         } catch {
             return .failure(.redis(error))
@@ -231,8 +256,8 @@ struct PublishPlan: Sendable {
     let link: RedisLink
     /// The publish script's hash from `SCRIPT LOAD` (nil: its text is sent).
     let hash: String?
-    let keys: [String]
-    let arguments: [[UInt8]]
+    /// The script's key count, keys and arguments.
+    let scriptArguments: RedisArguments
     /// After `ASKING`, to the node importing the topic's slot.
     let asking: Bool
 }

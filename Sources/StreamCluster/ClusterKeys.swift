@@ -20,6 +20,17 @@ import StreamHub
 struct ClusterKeys: Sendable {
     static let topicChannelPrefix: [UInt8] = Array("sse:t:".utf8)
 
+    /// The pieces around a topic in its names, shared by the strings below and by the
+    /// publish script's arguments (`appendPublishKeys`), which are written without them.
+    private enum Piece {
+        static let tagged: StaticString = "sse:{", ids: StaticString = "}:id", state: StaticString = "}:state",
+                   events: StaticString = "}:events", stateCounts: StaticString = "}:n:state",
+                   eventsCounts: StaticString = "}:n:events", shardedChannel: StaticString = "}:ch",
+                   channel: StaticString = "sse:t:", none: StaticString = ""
+
+        static func counts(_ channel: Channel) -> StaticString { channel == .state ? stateCounts : eventsCounts }
+    }
+
     let ids: String
     let state: String
     let events: String
@@ -27,20 +38,39 @@ struct ClusterKeys: Sendable {
 
     init(topic: String) {
         self.topic = topic
-        ids = "sse:{\(topic)}:id"
-        state = "sse:{\(topic)}:state"
-        events = "sse:{\(topic)}:events"
+        ids = "\(Piece.tagged)\(topic)\(Piece.ids)"
+        state = "\(Piece.tagged)\(topic)\(Piece.state)"
+        events = "\(Piece.tagged)\(topic)\(Piece.events)"
     }
 
     func counts(_ channel: Channel) -> String {
-        "sse:{\(topic)}:n:\(channel.rawValue)"
+        "\(Piece.tagged)\(topic)\(Piece.counts(channel))"
+    }
+
+    /// Appends the publish script's keys (`ClusterScripts.publish`: ids, state,
+    /// events, counts of `channel`) and, later, its pub/sub channel, named as above
+    /// with no string built for them: they are written on every publish.
+    static func appendPublishKeys(topic: String, channel: Channel, to arguments: inout RedisArguments) {
+        arguments.append(Piece.tagged, topic, Piece.ids)
+        arguments.append(Piece.tagged, topic, Piece.state)
+        arguments.append(Piece.tagged, topic, Piece.events)
+        arguments.append(Piece.tagged, topic, Piece.counts(channel))
+    }
+
+    /// Appends the topic's pub/sub channel, as `channel(sharded:)` names it.
+    static func appendChannel(topic: String, sharded: Bool, to arguments: inout RedisArguments) {
+        if sharded {
+            arguments.append(Piece.tagged, topic, Piece.shardedChannel)
+        } else {
+            arguments.append(Piece.channel, topic, Piece.none)
+        }
     }
 
     /// The pub/sub channel of the topic.
     var channel: [UInt8] { ClusterKeys.topicChannelPrefix + Array(topic.utf8) }
 
     /// The topic's sharded pub/sub channel on Redis Cluster (same slot as its keys).
-    var shardedChannel: [UInt8] { Array("sse:{\(topic)}:ch".utf8) }
+    var shardedChannel: [UInt8] { Array("\(Piece.tagged)\(topic)\(Piece.shardedChannel)".utf8) }
 
     /// The channel the topic's messages travel on: sharded on Redis Cluster.
     func channel(sharded: Bool) -> [UInt8] { sharded ? shardedChannel : channel }

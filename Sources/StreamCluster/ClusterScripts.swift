@@ -82,11 +82,13 @@ enum ClusterScripts {
     /// Publishes one value. KEYS: ids, state, events, counts of the channel.
     /// ARGV: channel (`state`/`events`), data, event name (`""` for none), the id the
     /// new one must be above (the last the publishing gateway holds: ids never go
-    /// backwards for its subscribers even if Redis lost the counter), replay count, replay age in
-    /// ms, the pub/sub channel, the gateway liveness key prefix, the publishing
-    /// gateway's id (its own subscribers it counts itself, exactly), the pause key
-    /// (`sse:refloor`, or the shard's on Redis Cluster), the announcing command
-    /// (`PUBLISH`, or `SPUBLISH` on Redis Cluster: the channel is then in the topic's slot).
+    /// backwards for its subscribers even if Redis lost the counter), the pub/sub
+    /// channel; then what is the same for every publish to one shard (encoded once:
+    /// `RedisShard.publishConstants`): replay count, replay age in ms, the gateway
+    /// liveness key prefix, the publishing gateway's id (its own subscribers it counts
+    /// itself, exactly), the pause key (`sse:refloor`, or the shard's on Redis
+    /// Cluster), the announcing command (`PUBLISH`, or `SPUBLISH` on Redis Cluster:
+    /// the channel is then in the topic's slot).
     /// The liveness and pause keys are the shard's own (`ShardKeys`): on Redis Cluster
     /// undeclared keys of the same node, which Redis 7 lets a script without a shebang read.
     /// Returns `{id, subscribers of every other live gateway}`, or an error while
@@ -112,19 +114,19 @@ enum ClusterScripts {
     local ms = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
     if channel == 'state' then
       redis.call('HSET', KEYS[2], 'id', sid, 'data', ARGV[2], 'event', ARGV[3])
-    elseif tonumber(ARGV[5]) > 0 then
-      local added = redis.pcall('XADD', KEYS[3], 'MAXLEN', ARGV[5], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
+    elseif tonumber(ARGV[6]) > 0 then
+      local added = redis.pcall('XADD', KEYS[3], 'MAXLEN', ARGV[6], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
       if type(added) == 'table' and added.err then
         -- The window holds a newer id than the counter (the counter was lost): go past it.
         local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
         id = tonumber(string.match(last[1][1], '^(%d+)')) + 1
         sid = string.format('%d', id)
         redis.call('HSET', KEYS[1], channel, sid)
-        redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[5], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
+        redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[6], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
       end
-      redis.call('PEXPIRE', KEYS[3], ARGV[6])
+      redis.call('PEXPIRE', KEYS[3], ARGV[7])
     end
-    redis.call(ARGV[11], ARGV[7], string.sub(channel, 1, 1) .. sid .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2])
+    redis.call(ARGV[11], ARGV[5], string.sub(channel, 1, 1) .. sid .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2])
     local n = 0
     local counts = redis.call('HGETALL', KEYS[4])
     for i = 1, #counts, 2 do

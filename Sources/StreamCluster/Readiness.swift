@@ -166,11 +166,10 @@ final class Readiness: Sendable {
 
     /// Why not ready, in a sentence (the first shard that is not, by index); nil when ready.
     var reason: String? {
-        let now = ContinuousClock.now
-        return state.withLock { state in
+        state.withLock { state in
             if let overall = state.overall { return overall.text }
             for index in state.shards.keys.sorted() {
-                if let text = Self.reason(state.shards[index]!, now: now) { return text }
+                if let text = Self.reason(state.shards[index]!) { return text }
             }
             return nil
         }
@@ -178,17 +177,19 @@ final class Readiness: Sendable {
 
     /// Why the shard cannot serve now; nil when it can.
     func reason(shard: Int) -> String? {
-        let now = ContinuousClock.now
-        return state.withLock { state in
+        state.withLock { state in
             if let overall = state.overall { return overall.text }
             guard let entry = state.shards[shard] else { return NotReady.unreachable("no link to this shard").text }
-            return Self.reason(entry, now: now)
+            return Self.reason(entry)
         }
     }
 
-    private static func reason(_ shard: Shard, now: ContinuousClock.Instant) -> String? {
+    /// The clock is read only while a pause is set (a vDSO call, no wait: fine under the lock).
+    private static func reason(_ shard: Shard) -> String? {
+        guard shard.notReady != nil || shard.pausedUntil != nil else { return nil }
         let prefix = shard.name.map { "shard \($0): " } ?? ""
         if let notReady = shard.notReady { return prefix + notReady.text }
+        let now = ContinuousClock.now
         if let until = shard.pausedUntil, until > now {
             return prefix + "the cluster's Redis may have lost data (it restarted empty or failed over): "
                 + "the gateways restore the ids (at most \(milliseconds(until - now)) ms more)"

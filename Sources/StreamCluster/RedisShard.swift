@@ -82,7 +82,13 @@ struct RedisShard: Sendable {
     /// Redis Cluster: the master and replicas of the last map (a promoted replica is this shard's new master).
     var clusterNodes: Set<ClusterAddress> = []
     /// The keys of this Redis (`ShardKeys.global` unless on Redis Cluster).
-    var keys = ShardKeys.global
+    var keys = ShardKeys.global {
+        didSet { if keys != oldValue { publishConstants = nil } }
+    }
+    /// The publish script's arguments that every publish to this shard shares (ARGV
+    /// 6–11: `ClusterScripts.publish`), encoded on the first publish after `keys`
+    /// changed (`ClusterEngine.publishConstants`), not once per publish.
+    var publishConstants: RedisArguments?
     /// Redis Cluster: no slot of the map is served by this shard any more (its link is closed for good).
     var retired = false
 }

@@ -9,10 +9,9 @@ struct PipelineClusterStateTests {
 
     private func enqueue(_ state: inout State, replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
                          separateCommands: Bool = false, caller: Int) {
-        _ = [UInt8]("X".utf8).withUnsafeBytes {
-            state.enqueue(EncodedCommand(bytes: $0), replies: replies, deadline: deadline, shardUnsubscribes: shardUnsubscribes,
+        _ = state.enqueue(EncodedCommand(arguments: RedisArguments(["X"]), afterAsking: false), replies: replies,
+                          deadline: deadline, shardUnsubscribes: shardUnsubscribes,
                           separateCommands: separateCommands, caller: caller)
-        }
     }
 
     /// An error to ASKING does not end the entry early: the command's own reply is consumed by it, not handed

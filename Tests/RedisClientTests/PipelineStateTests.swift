@@ -8,14 +8,17 @@ struct PipelineStateTests {
 
     private func enqueue(_ state: inout State, _ text: String, replies: Int = 1, after: Duration = .seconds(1),
                          caller: Int) -> State.EnqueueAction {
-        let bytes = Array(text.utf8)
-        return bytes.withUnsafeBytes { state.enqueue(EncodedCommand(bytes: $0), replies: replies, deadline: t0 + after, caller: caller) }
+        state.enqueue(EncodedCommand(arguments: RedisArguments([text]), afterAsking: false), replies: replies,
+                      deadline: t0 + after, caller: caller)
     }
 
+    /// What the writer takes, with each one-argument command's RESP (`*1\r\n$1\r\nA\r\n`) shown as its name.
     private func take(_ state: inout State) -> (State.WriterStep, String) {
         var buffer: [UInt8] = []
         let step = state.takeOutgoing(into: &buffer)
-        return (step, String(decoding: buffer, as: UTF8.self))
+        let names = String(decoding: buffer, as: UTF8.self).split(separator: "\r\n").enumerated()
+            .filter { $0.offset % 3 == 2 }.map(\.element)
+        return (step, names.joined())
     }
 
     /// Commands queued while the writer is busy go out together, in order, in its next write.
@@ -148,13 +151,13 @@ struct PipelineStateTests {
     @Test func fullPipelineRefusesAndStaysOpen() {
         var limits = PipelineLimits()
         limits.maxPending = 2
-        limits.maxUnsentBytes = 10
+        limits.maxUnsentBytes = 30  // Two one-letter commands (11 bytes each) fit.
         var state = State(limits: limits)
         _ = enqueue(&state, "A", caller: 1)
         _ = enqueue(&state, "B", caller: 2)
         guard case .fail(3, .timedOut) = enqueue(&state, "C", caller: 3) else { Issue.record("over maxPending"); return }
         var other = State(limits: limits)
-        guard case .fail(4, .timedOut) = enqueue(&other, "ABCDEFGHIJK", caller: 4) else { Issue.record("over maxUnsentBytes"); return }
+        guard case .fail(4, .timedOut) = enqueue(&other, String(repeating: "A", count: 30), caller: 4) else { Issue.record("over maxUnsentBytes"); return }
         #expect(state.isOpen && other.isOpen)
         #expect(state.pendingCount == 2)
     }

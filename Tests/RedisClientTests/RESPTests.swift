@@ -44,13 +44,36 @@ struct RESPTests {
     }
 
     /// Commands are encoded as RESP arrays of bulk strings, binary-safe.
-    @Test func formatsBinarySafeCommands() {
-        var encoded: [UInt8] = []
-        let done = CommandFormatter.format([Array("SET".utf8), [0, 13, 10], []]) { encoded = Array($0) }
-        #expect(done)
-        #expect(encoded == Array("*3\r\n$3\r\nSET\r\n$3\r\n".utf8) + [0, 13, 10] + Array("\r\n$0\r\n\r\n".utf8))
-        _ = CommandFormatter.format(["GET", "ké"]) { encoded = Array($0) }
-        #expect(encoded == Array("*2\r\n$3\r\nGET\r\n$3\r\nké\r\n".utf8))
+    @Test func encodesBinarySafeCommands() {
+        func written(_ command: EncodedCommand) -> [UInt8] {
+            var buffer: [UInt8] = []
+            command.write(into: &buffer)
+            #expect(buffer.count == command.byteCount)
+            return buffer
+        }
+        let set = RedisArguments([Array("SET".utf8), [0, 13, 10], []])
+        #expect(written(EncodedCommand(arguments: set, afterAsking: false))
+                == Array("*3\r\n$3\r\nSET\r\n$3\r\n".utf8) + [0, 13, 10] + Array("\r\n$0\r\n\r\n".utf8))
+        #expect(written(EncodedCommand(arguments: RedisArguments(["GET", "ké"]), afterAsking: true))
+                == Array("*1\r\n$6\r\nASKING\r\n*2\r\n$3\r\nGET\r\n$3\r\nké\r\n".utf8))
+    }
+
+    /// Numbers are decimal arguments; runs built apart join into one command, whose
+    /// header counts every argument (two digits past nine), lengths of any size.
+    @Test func joinsArgumentRunsAndNumbers() {
+        var constants = RedisArguments()
+        for number in [0, 7, -12, Int.max, Int.min] { constants.append(number) }
+        var command = RedisArguments(["EVALSHA"])
+        command.append(String(repeating: "x", count: 1_234))
+        command.append(contentsOf: constants)
+        command.append(contentsOf: constants)
+        #expect(command.count == 12)
+        var buffer: [UInt8] = []
+        command.write(into: &buffer)
+        let numbers = "$1\r\n0\r\n$1\r\n7\r\n$3\r\n-12\r\n$19\r\n9223372036854775807\r\n$20\r\n-9223372036854775808\r\n"
+        #expect(String(decoding: buffer, as: UTF8.self)
+                == "*12\r\n$7\r\nEVALSHA\r\n$1234\r\n" + String(repeating: "x", count: 1_234) + "\r\n" + numbers + numbers)
+        #expect(buffer.count == command.byteCount)
     }
 
     /// Integers are read from integer, bulk and status values; other accessors pick their case.

@@ -103,14 +103,14 @@ extension SSEEvent {
 func publishDirectly(to url: String, topic: String, _ values: [String], configuration: ClusterConfiguration) async throws -> [UInt64] {
     let connection = try await RedisConnection.connect(to: try RedisURL(parsing: url), timeout: .seconds(2))
     defer { connection.close() }
-    let keys = ClusterKeys(topic: topic)
+    let constants = ClusterEngine.publishConstants(configuration: configuration, gatewayID: "test", shardKeys: .global,
+                                                   sharded: false)
     var ids: [UInt64] = []
     for value in values {
-        let reply = try await connection.command(
-            ["EVAL", ClusterScripts.publish, "4", keys.ids, keys.state, keys.events, keys.counts(.events),
-             "events", value, "", "0", String(configuration.hub.replayCount),
-             String(configuration.replayMaxAgeMilliseconds), String(decoding: keys.channel, as: UTF8.self),
-             ShardKeys.global.gatewayPrefix, "test", ShardKeys.global.publishPause, "PUBLISH"], timeout: .seconds(2))
+        var command = RedisArguments(["EVAL", ClusterScripts.publish])
+        command.append(contentsOf: ClusterEngine.publishScriptArguments(topic: topic, channel: .events, data: value, event: nil,
+                                                                        above: 0, sharded: false, constants: constants))
+        let reply = try await connection.command(command, timeout: .seconds(2))
         ids.append(UInt64(reply.array?.first?.integer ?? 0))
     }
     return ids

@@ -41,7 +41,7 @@ enum Connecting {
     private static func handshake(_ core: PipelineCore, _ arguments: [String], name: String,
                                   deadline: ContinuousClock.Instant) async throws(RedisError) {
         do {
-            _ = try await core.command(arguments, timeout: deadline - .now)
+            _ = try await core.command(RedisArguments(arguments), timeout: deadline - .now)
         } catch {
             switch error {
             case .server(let message): throw .unreachable("\(name) refused: \(message)")

@@ -45,13 +45,18 @@ public final class RedisConnection: Sendable {
     /// Sends one command (its name and arguments, binary-safe) and returns its reply.
     /// - Throws: `.server(message)` for an error reply; `.timedOut`, `.closed`,
     ///   `.protocolError` as the type says.
-    public func command(_ arguments: [[UInt8]], timeout: Duration) async throws(RedisError) -> RedisValue {
+    public func command(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
         try await core.command(arguments, timeout: timeout)
+    }
+
+    /// `command` with byte arguments.
+    public func command(_ arguments: [[UInt8]], timeout: Duration) async throws(RedisError) -> RedisValue {
+        try await core.command(RedisArguments(arguments), timeout: timeout)
     }
 
     /// `command` with UTF-8 arguments.
     public func command(_ arguments: [String], timeout: Duration) async throws(RedisError) -> RedisValue {
-        try await core.command(arguments, timeout: timeout)
+        try await core.command(RedisArguments(arguments), timeout: timeout)
     }
 
     /// False once closed or lost (it never opens again: connect anew).

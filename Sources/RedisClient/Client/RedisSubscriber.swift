@@ -62,13 +62,15 @@ public final class RedisSubscriber: Sendable {
     /// Subscribes to `channels`; returns when Redis confirmed all of them.
     public func subscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
         guard !channels.isEmpty else { return }
-        _ = try await core.command([Array("SUBSCRIBE".utf8)] + channels, replies: channels.count, timeout: timeout)
+        _ = try await core.command(RedisArguments([Array("SUBSCRIBE".utf8)] + channels), replies: channels.count,
+                                   timeout: timeout)
     }
 
     /// Unsubscribes from `channels`; returns when Redis confirmed all of them.
     public func unsubscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
         guard !channels.isEmpty else { return }
-        _ = try await core.command([Array("UNSUBSCRIBE".utf8)] + channels, replies: channels.count, timeout: timeout)
+        _ = try await core.command(RedisArguments([Array("UNSUBSCRIBE".utf8)] + channels), replies: channels.count,
+                                   timeout: timeout)
     }
 
     /// Subscribes to the sharded channels `channels` (SSUBSCRIBE); returns when Redis
@@ -82,20 +84,21 @@ public final class RedisSubscriber: Sendable {
     /// `.shardChannelUnsubscribed`.
     public func ssubscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
         guard !channels.isEmpty else { return }
-        _ = try await core.command([Array("SSUBSCRIBE".utf8)] + channels, replies: channels.count, timeout: timeout)
+        _ = try await core.command(RedisArguments([Array("SSUBSCRIBE".utf8)] + channels), replies: channels.count,
+                                   timeout: timeout)
     }
 
     /// Unsubscribes from the sharded channels `channels` (SUNSUBSCRIBE); returns when
     /// Redis confirmed all of them (also for channels the cluster had already ended).
     public func sunsubscribe(_ channels: [[UInt8]], timeout: Duration) async throws(RedisError) {
         guard !channels.isEmpty else { return }
-        _ = try await core.command([Array("SUNSUBSCRIBE".utf8)] + channels, replies: channels.count,
+        _ = try await core.command(RedisArguments([Array("SUNSUBSCRIBE".utf8)] + channels), replies: channels.count,
                                    shardUnsubscribes: Set(channels), timeout: timeout)
     }
 
     /// One round trip on this connection (a PING, answered in subscribed mode too).
     public func ping(timeout: Duration) async throws(RedisError) {
-        _ = try await core.command(["PING"], timeout: timeout)
+        _ = try await core.command(RedisArguments(["PING"]), timeout: timeout)
     }
 
     /// False once closed or lost.

@@ -85,42 +85,25 @@ final class PipelineCore: Sendable {
     /// `asking`: `ASKING` goes first, in the same write and the same entry (its reply
     /// counts as one more; an error of either is the call's error, after both came),
     /// so no other caller's command comes between them.
-    func command<A: CommandArgument>(_ arguments: [A], replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
-                                     asking: Bool = false, timeout: Duration) async throws(RedisError) -> RedisValue {
+    func command(_ arguments: RedisArguments, replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
+                 asking: Bool = false, timeout: Duration) async throws(RedisError) -> RedisValue {
+        precondition(arguments.count > 0, "a Redis command needs at least its name")
+        precondition(!asking || replies == 1, "ASKING precedes a command of one reply")
         let deadline = ContinuousClock.now + timeout
         let slot = ReplySlot()
+        let command = EncodedCommand(arguments: arguments, afterAsking: asking)
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                var wake: (writer: Writer?, caller: UnsafeContinuation<Void, Never>?) = (nil, nil)
-                var formatted = false
-                _ = CommandFormatter.format(arguments) { bytes in
-                    formatted = true
-                    func enqueue(_ bytes: UnsafeRawBufferPointer, replies: Int) {
-                        let bytes = EncodedCommand(bytes: bytes)
-                        wake = state.withLock { state in
-                            // Cancelled before it parked: nothing is sent.
-                            guard slot.result == nil else { return (nil, continuation) }
-                            slot.continuation = continuation
-                            switch state.enqueue(bytes, replies: replies, deadline: deadline,
-                                                 shardUnsubscribes: shardUnsubscribes, separateCommands: asking,
-                                                 caller: slot) {
-                            case .none: return (nil, nil)
-                            case .resumeWriter(let writer): return (writer, nil)
-                            case .fail(_, let error): return (nil, slot.settle(.failure(error)))
-                            }
-                        }
-                    }
-                    if asking {
-                        precondition(replies == 1, "ASKING precedes a command of one reply")
-                        (Self.askingCommand + Array(bytes)).withUnsafeBytes { enqueue($0, replies: 2) }
-                    } else {
-                        enqueue(bytes, replies: replies)
-                    }
-                }
-                if !formatted {
-                    wake.caller = state.withLock { _ in
-                        slot.continuation = continuation
-                        return slot.settle(.failure(.protocolError("out of memory encoding a command"))) ?? continuation
+                let wake: (writer: Writer?, caller: UnsafeContinuation<Void, Never>?) = state.withLock { state in
+                    // Cancelled before it parked: nothing is sent.
+                    guard slot.result == nil else { return (nil, continuation) }
+                    slot.continuation = continuation
+                    switch state.enqueue(command, replies: asking ? 2 : replies, deadline: deadline,
+                                         shardUnsubscribes: shardUnsubscribes, separateCommands: asking,
+                                         caller: slot) {
+                    case .none: return (nil, nil)
+                    case .resumeWriter(let writer): return (writer, nil)
+                    case .fail(_, let error): return (nil, slot.settle(.failure(error)))
                     }
                 }
                 wake.writer?.resume()
@@ -132,9 +115,6 @@ final class PipelineCore: Sendable {
         // Settled, always: whoever resumed this task recorded the result first.
         return try state.withLock { _ in slot.result! }.get()
     }
-
-    /// `ASKING` in RESP.
-    private static let askingCommand: [UInt8] = Array("*1\r\n$6\r\nASKING\r\n".utf8)
 
     func onClose(_ handler: @escaping @Sendable () -> Void) {
         if state.withLock({ $0.onClose(handler) }) { handler() }

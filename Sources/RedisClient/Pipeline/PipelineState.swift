@@ -86,10 +86,10 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
                           caller: Caller) -> EnqueueAction {
         precondition(replies > 0, "a command awaits at least one reply")
         guard isOpen else { return .fail(caller, .closed) }
-        guard entries.count < limits.maxPending, outgoing.count + command.bytes.count <= limits.maxUnsentBytes else {
+        guard entries.count < limits.maxPending, outgoing.count + command.byteCount <= limits.maxUnsentBytes else {
             return .fail(caller, .timedOut)
         }
-        outgoing.append(contentsOf: command.bytes)
+        command.write(into: &outgoing)
         entries.append(Entry(caller: caller, sequence: nextSequence, deadline: deadline, repliesLeft: replies,
                              shardUnsubscribes: shardUnsubscribes, separateCommands: separateCommands))
         window.add(sequence: nextSequence, deadline: deadline)
@@ -192,9 +192,19 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
     }
 }
 
-/// A command's RESP bytes, borrowed from hiredis's buffer for one `enqueue`, which
-/// copies them into the pipeline under the lock and keeps no pointer: that is
-/// why handing the pointer into the lock is safe (`@unchecked`).
-struct EncodedCommand: @unchecked Sendable {
-    let bytes: UnsafeRawBufferPointer
+/// A command to queue: its arguments, and whether `ASKING` goes just before it, in
+/// the same write (`ASKING` grants the next command only, so nothing may come between).
+struct EncodedCommand: Sendable {
+    let arguments: RedisArguments
+    let afterAsking: Bool
+
+    /// `ASKING` in RESP.
+    private static let asking: [UInt8] = Array("*1\r\n$6\r\nASKING\r\n".utf8)
+
+    var byteCount: Int { arguments.byteCount + (afterAsking ? Self.asking.count : 0) }
+
+    func write(into buffer: inout [UInt8]) {
+        if afterAsking { buffer.append(contentsOf: Self.asking) }
+        arguments.write(into: &buffer)
+    }
 }
