@@ -1,3 +1,4 @@
+import Glibc
 import Locking
 import TestSupport
 import Testing
@@ -141,5 +142,38 @@ struct LoopExecutorTests {
         await waiter.value
         #expect(await eventually(upTo: 10) { record.order.withLock { $0.count } == 2 })
         #expect(record.order.withLock { $0 } == ["resumed", "turn end"])
+    }
+
+    /// A descriptor that becomes readable while a turn's jobs run (the Redis reply to a
+    /// command a job wrote) is looked at before that turn's end work (the fan-out
+    /// writes), without waiting, and its reader runs before them (issue 24: on one
+    /// core, Redis answers while the gateway's jobs still run; the reply then waited out
+    /// the fan-out).
+    @Test func aDescriptorReadiedDuringATurnIsServedBeforeItsEndWork() async throws {
+        final class Record: TurnEndWork {
+            let order = Locked<[String]>([])
+            func runAtTurnEnd() { order.withLock { $0.append("turn end") } }
+        }
+        let loop = try EventLoop(index: 93)
+        let record = Record()
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends) == 0)
+        let reader = try Connection(adopting: ends[0], loop: loop, counters: nil)
+        defer { Syscall.close(ends[1]) }
+        let read = Task(executorPreference: loop) {
+            let bytes = try await reader.read(maxBytes: 16)
+            record.order.withLock { $0.append("read \(bytes.count)") }
+        }
+        // Let the reader find nothing and wait for readability.
+        try await Task.sleep(for: .milliseconds(200))
+        await withTaskExecutorPreference(loop) {
+            // One job readies the turn's end work, then makes the reader's end readable.
+            loop.atTurnEnd(record)
+            #expect(write(ends[1], "ping", 4) == 4)
+        }
+        try await read.value
+        #expect(await eventually(upTo: 10) { record.order.withLock { $0.count } == 2 })
+        #expect(record.order.withLock { $0 } == ["read 4", "turn end"])
+        reader.close()
     }
 }

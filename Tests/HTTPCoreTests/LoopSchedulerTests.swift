@@ -197,4 +197,56 @@ struct LoopSchedulerTests {
         scheduler.endTurn(into: &work)
         #expect(turn(&scheduler) == ([2], []))
     }
+
+    /// A turn with end work looks once more, without waiting, before running it: what
+    /// that poll readied (a Redis reply to the turn's command) runs in a new round of
+    /// passes, and the end work it queues joins this turn's. Without end work there is
+    /// no round (the next turn starts at once anyway).
+    @Test func aTurnWithEndWorkRunsWhatAPollReadiedBeforeIt() {
+        var scheduler = LoopScheduler<Int, String>(passes: 2)
+        var jobs: [Int] = []
+        var work: [String] = []
+        // Without end work: nothing to look for.
+        _ = scheduler.enqueue(1)
+        scheduler.beginTurn(into: &jobs)
+        jobs.removeAll()
+        let step1 = scheduler.nextPass(into: &jobs)
+        #expect(!step1)
+        #expect(!scheduler.hasTurnEndWork)
+        scheduler.endTurn(into: &work)
+        // A publish (job 2) readies a fan-out and sends its command; its writer (job 3)
+        // runs in the second pass, which is the last.
+        _ = scheduler.enqueue(2)
+        scheduler.beginTurn(into: &jobs)
+        jobs.removeAll()
+        _ = scheduler.atTurnEnd("fan-out")
+        _ = scheduler.enqueue(3)
+        let step2 = scheduler.nextPass(into: &jobs)
+        #expect(step2 && jobs == [3])
+        jobs.removeAll()
+        let step3 = scheduler.nextPass(into: &jobs)
+        #expect(!step3)
+        #expect(scheduler.hasTurnEndWork)
+        // Nothing was readied: no round.
+        let step4 = scheduler.beginRound(into: &jobs)
+        #expect(!step4)
+        // The poll readied the reply's reader (job 4): a round of up to two passes.
+        _ = scheduler.enqueue(4)
+        let step5 = scheduler.beginRound(into: &jobs)
+        #expect(step5 && jobs == [4])
+        jobs.removeAll()
+        // The reader resumes the publisher (job 5), whose reply readies more fan-out.
+        _ = scheduler.enqueue(5)
+        let step6 = scheduler.nextPass(into: &jobs)
+        #expect(step6 && jobs == [5])
+        jobs.removeAll()
+        _ = scheduler.atTurnEnd("its own subscribers")
+        _ = scheduler.enqueue(6)
+        let step7 = scheduler.nextPass(into: &jobs)
+        #expect(!step7)
+        scheduler.endTurn(into: &work)
+        #expect(work == ["fan-out", "its own subscribers"])
+        work.removeAll()
+        #expect(turn(&scheduler) == ([6], []))
+    }
 }

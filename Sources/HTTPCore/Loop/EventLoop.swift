@@ -203,7 +203,14 @@ public final class EventLoop: Sendable {
         let taskExecutor = asUnownedTaskExecutor()
         let actorExecutor = actorExecutor.asUnownedSerialExecutor()
         while true {
-            jobQueue.runTurn(jobs: &batch, work: &turnEndWork, task: taskExecutor, actor: actorExecutor)
+            // Before the turn's end work (the fan-out writes): what became ready while
+            // its jobs ran, taken without waiting (`LoopScheduler`).
+            jobQueue.runTurn(jobs: &batch, work: &turnEndWork, task: taskExecutor, actor: actorExecutor) {
+                guard let count = try? Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: 0), count > 0
+                else { return false }
+                dispatch(events, count: count, checkingDeadlinesAt: nil)
+                return true
+            }
             let count: Int
             do {
                 count = try Syscall.epollWait(epollFD, events, capacity, timeoutMilliseconds: jobQueue.pollTimeout(tick: Self.tickMilliseconds))
@@ -214,29 +221,36 @@ public final class EventLoop: Sendable {
                 FileHandle.standardError.write(Data("event loop: \(error)\n".utf8))
                 continue
             }
-            var actions = LoopActions()
             let now = ContinuousClock.now
             let checkDeadlines = now >= nextDeadlineCheck
             if checkDeadlines { nextDeadlineCheck = now.advanced(by: .milliseconds(Int(Self.tickMilliseconds))) }
-            var sawWake = false
-            state.withLock { state in
-                for index in 0..<count {
-                    let data = cstreams_epoll_event_data(events, Int32(index))
-                    if data == Self.wakeToken { sawWake = true; continue }
-                    let flags = cstreams_epoll_event_events(events, Int32(index))
-                    let registration = LoopRegistration(fd: Int32(bitPattern: UInt32(truncatingIfNeeded: data)),
-                                                        generation: UInt32(truncatingIfNeeded: data >> 32))
-                    let hangUp = flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
-                    state.apply(registration,
-                                readable: flags & EPOLLIN.rawValue != 0,
-                                writable: flags & EPOLLOUT.rawValue != 0,
-                                hangUp: hangUp, into: &actions)
-                }
-                if checkDeadlines && !state.deadlineFDs.isEmpty { state.expire(now: now, into: &actions) }
-            }
-            if sawWake { Syscall.drainEventFD(wakeFD) }
-            actions.run()
-            jobQueue.flushOutboxes()  // a hang-up handler may have readied another loop's stream
+            dispatch(events, count: count, checkingDeadlinesAt: checkDeadlines ? now : nil)
         }
+    }
+
+    /// Hands the polled events to their waiters (and, at `now`, expires the deadlines
+    /// passed), then runs what that readied.
+    private func dispatch(_ events: UnsafeMutablePointer<epoll_event>, count: Int,
+                          checkingDeadlinesAt now: ContinuousClock.Instant?) {
+        var actions = LoopActions()
+        var sawWake = false
+        state.withLock { state in
+            for index in 0..<count {
+                let data = cstreams_epoll_event_data(events, Int32(index))
+                if data == Self.wakeToken { sawWake = true; continue }
+                let flags = cstreams_epoll_event_events(events, Int32(index))
+                let registration = LoopRegistration(fd: Int32(bitPattern: UInt32(truncatingIfNeeded: data)),
+                                                    generation: UInt32(truncatingIfNeeded: data >> 32))
+                let hangUp = flags & (EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+                state.apply(registration,
+                            readable: flags & EPOLLIN.rawValue != 0,
+                            writable: flags & EPOLLOUT.rawValue != 0,
+                            hangUp: hangUp, into: &actions)
+            }
+            if let now, !state.deadlineFDs.isEmpty { state.expire(now: now, into: &actions) }
+        }
+        if sawWake { Syscall.drainEventFD(wakeFD) }
+        actions.run()
+        jobQueue.flushOutboxes()  // a hang-up handler may have readied another loop's stream
     }
 }

@@ -58,11 +58,29 @@ final class LoopJobQueue: Sendable {
 
     /// One turn: runs the jobs queued so far and, in a few more passes, those they
     /// queue (the rest wait for the next turn: the loop polls between two turns, so
-    /// descriptors are never starved by jobs), then the turn-end work queued until the
-    /// jobs ended (issue 27's rule, `LoopScheduler`). `batch` and `work` are the loop's reusable buffers.
+    /// descriptors are never starved by jobs); when turn-end work waits, `pollReady`
+    /// (a poll without waiting, its readiness dispatched: true when it found any) and
+    /// one more round of passes for what it readied; then the turn-end work queued
+    /// until the jobs ended (issues 24 and 27, `LoopScheduler`). `batch` and `work` are
+    /// the loop's reusable buffers.
     func runTurn(jobs batch: inout [LoopJob], work: inout [any TurnEndWork],
-                 task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
+                 task: UnownedTaskExecutor, actor: UnownedSerialExecutor, pollReady: () -> Bool) {
         scheduler.withLock { $0.beginTurn(into: &batch) }
+        runPasses(&batch, task: task, actor: actor)
+        if scheduler.withLock({ $0.hasTurnEndWork }), pollReady(), scheduler.withLock({ $0.beginRound(into: &batch) }) {
+            runPasses(&batch, task: task, actor: actor)
+        }
+        // Before this loop's own writes: the other loops can write theirs meanwhile.
+        outboxes.flush()
+        scheduler.withLock { $0.endTurn(into: &work) }
+        for item in work { item.runAtTurnEnd() }
+        work.removeAll(keepingCapacity: true)
+        outboxes.flush()
+    }
+
+    /// Runs `batch` and then, pass after pass, the jobs each pass queued, up to the
+    /// scheduler's bound.
+    private func runPasses(_ batch: inout [LoopJob], task: UnownedTaskExecutor, actor: UnownedSerialExecutor) {
         repeat {
             for job in batch {
                 switch job {
@@ -74,12 +92,6 @@ final class LoopJobQueue: Sendable {
             }
             batch.removeAll(keepingCapacity: true)
         } while scheduler.withLock({ $0.nextPass(into: &batch) })
-        // Before this loop's own writes: the other loops can write theirs meanwhile.
-        outboxes.flush()
-        scheduler.withLock { $0.endTurn(into: &work) }
-        for item in work { item.runAtTurnEnd() }
-        work.removeAll(keepingCapacity: true)
-        outboxes.flush()
     }
 
     /// The `epoll_wait` timeout: 0 when work waits, else `tick`; when it is `tick`,

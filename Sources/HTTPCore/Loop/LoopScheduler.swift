@@ -25,6 +25,13 @@
 /// topics that wait was most of a delivery's latency). Work queued by the turn-end
 /// work itself runs at the end of the next turn.
 ///
+/// A turn with turn-end work polls once more before it, without waiting
+/// (`hasTurnEndWork`, then `beginRound`): what became ready while its jobs ran (the
+/// reply to a Redis command they sent, a request) runs in a new round of up to
+/// `passes` passes, before the fan-out writes rather than after them (issue 24: a
+/// publish on Redis was answered a fan-out later than in memory). Once per turn, so a
+/// turn polls at most twice and runs at most `2 × passes` passes.
+///
 /// Wake-up rule: work added while the loop is parked returns `.wakeLoop` exactly
 /// once (the first addition unparks it); work added while it is awake returns
 /// `.none`, because the loop looks at its queues again before it sleeps.
@@ -108,6 +115,21 @@ struct LoopScheduler<Job, TurnEndWork> {
         guard !jobs.isEmpty, pass < passes else { return false }
         swap(&batch, &jobs)
         pass += 1
+        return true
+    }
+
+    /// Whether the turn has end work to run (queued before it or by its jobs): then the
+    /// loop polls once more, without waiting, before running it.
+    var hasTurnEndWork: Bool { !due.isEmpty || !arriving.isEmpty }
+
+    /// After that poll: the jobs queued since the last pass (those it readied), swapped
+    /// into `batch` (which must be empty), for a new round of up to `passes` passes of
+    /// this turn; false when none wait.
+    mutating func beginRound(into batch: inout [Job]) -> Bool {
+        precondition(batch.isEmpty, "the previous pass's batch was not cleared")
+        guard !jobs.isEmpty else { return false }
+        swap(&batch, &jobs)
+        pass = 1
         return true
     }
 
