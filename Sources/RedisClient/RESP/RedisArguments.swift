@@ -48,10 +48,7 @@ public struct RedisArguments: Sendable, Equatable {
     public mutating func append(_ prefix: StaticString, _ middle: String, _ suffix: StaticString) {
         var middle = middle
         middle.withUTF8 { middle in
-            let count = prefix.utf8CodeUnitCount + middle.count + suffix.utf8CodeUnitCount
-            encoded.append(UInt8(ascii: "$"))
-            withDecimal(count) { encoded.append(contentsOf: $0) }
-            encoded.append(contentsOf: [13, 10])
+            appendLength(prefix.utf8CodeUnitCount + middle.count + suffix.utf8CodeUnitCount)
             prefix.withUTF8Buffer { encoded.append(contentsOf: $0) }
             encoded.append(contentsOf: middle)
             suffix.withUTF8Buffer { encoded.append(contentsOf: $0) }
@@ -72,12 +69,17 @@ public struct RedisArguments: Sendable, Equatable {
     }
 
     private mutating func append(raw bytes: UnsafeRawBufferPointer) {
-        encoded.append(UInt8(ascii: "$"))
-        withDecimal(bytes.count) { encoded.append(contentsOf: $0) }
-        encoded.append(contentsOf: [13, 10])
+        appendLength(bytes.count)
         encoded.append(contentsOf: bytes)
         encoded.append(contentsOf: [13, 10])
         count += 1
+    }
+
+    /// A bulk string's length line, `$<count>\r\n`.
+    private mutating func appendLength(_ count: Int) {
+        encoded.append(UInt8(ascii: "$"))
+        withDecimal(count) { encoded.append(contentsOf: $0) }
+        encoded.append(contentsOf: [13, 10])
     }
 
     /// The array header `*<count>\r\n` and the arguments, appended to `buffer`.
