@@ -19,6 +19,9 @@ struct RouteTests {
             == .badTopic(TopicError(subject: .topic, problem: .emptySegment)))
         #expect(Route.match(method: "POST", rawPath: "/state") == .badTopic(TopicError(subject: .topic, problem: .empty)))
         #expect(Route.match(method: "GET", rawPath: "/events/") == .badTopic(TopicError(subject: .topic, problem: .empty)))
+        #expect(Route.match(method: "GET", rawPath: "/state/caf\u{E9}")
+                == .badTopic(TopicError(subject: .topic, problem: .disallowedCharacter)))
+        #expect(Route.match(method: "POST", rawPath: "/events/a.b/c~d_e-f") == .publish(.events, topic: "a.b/c~d_e-f"))
     }
 
     /// `GET`/`HEAD /events` and `/state` with `?topic=` parameters are several-topic streams; without, 400.
@@ -39,6 +42,9 @@ struct RouteTests {
         #expect(Route.match(method: "HEAD", rawPath: "/metrics") == .metrics)
         #expect(Route.match(method: "GET", rawPath: "/") == .file)
         #expect(Route.match(method: "GET", rawPath: "/stateful") == .file)
+        #expect(Route.match(method: "GET", rawPath: "/stat") == .file)
+        #expect(Route.match(method: "GET", rawPath: "/eventsx/a") == .file)
+        #expect(Route.match(method: "GET", rawPath: "/State/a") == .file)
         #expect(Route.match(method: "POST", rawPath: "/") == .methodNotAllowed(allow: Route.readMethods))
         #expect(Route.match(method: "OPTIONS", rawPath: "/metrics") == .preflight(allow: Route.readMethods))
     }

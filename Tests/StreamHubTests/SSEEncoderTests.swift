@@ -20,6 +20,37 @@ struct SSEEncoderTests {
         #expect(text(SSEEncoder.event(id: 1, event: nil, data: "a\r\rb")) == "id: 1\ndata: a\ndata: \ndata: b\n\n")
     }
 
+    /// Breaks are found a word at a time: each kind (CR, LF, CRLF, and a byte that is
+    /// neither, such as 0x8D or 0x0B, next to one) at every position of values up to
+    /// three words long gives the lines a byte-by-byte split gives.
+    @Test func findsBreaksAtEveryPositionOfAWord() {
+        func reference(_ value: [UInt8]) -> String {
+            var lines: [[UInt8]] = [[]]
+            var i = 0
+            while i < value.count {
+                if value[i] == 0x0D || value[i] == 0x0A {
+                    i += value[i] == 0x0D && i + 1 < value.count && value[i + 1] == 0x0A ? 2 : 1
+                    lines.append([])
+                } else {
+                    lines[lines.count - 1].append(value[i])
+                    i += 1
+                }
+            }
+            return lines.map { "data: " + String(decoding: $0, as: UTF8.self) + "\n" }.joined() + "\n"
+        }
+        for length in 0...24 {
+            for position in 0..<max(length, 1) {
+                for inserted: [UInt8] in [[0x0A], [0x0D], [0x0D, 0x0A], [0x0B, 0x0A], [0x0C, 0x0D], [0x0E, 0x09]] {
+                    var value = Array(repeating: UInt8(ascii: "x"), count: length)
+                    value.insert(contentsOf: inserted, at: min(position, length))
+                    let data = String(decoding: value, as: UTF8.self)
+                    #expect(text(SSEEncoder.event(id: nil, event: nil, data: data)) == reference(value),
+                            "break \(inserted) at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
     /// An empty value is written `data: ` and a parser reads it back as "".
     @Test func emptyValue() throws {
         let frame = SSEEncoder.event(id: 3, event: nil, data: "")

@@ -71,10 +71,30 @@ public enum Route: Equatable, Sendable {
     }
 
     /// `/state/<rest>` or `/events/<rest>`, with the raw remainder after the prefix.
+    /// Compared as UTF-8 bytes in place and cut at a byte offset: `hasPrefix` and
+    /// `dropFirst` on the `String` itself walk it by `Character` (grapheme breaking),
+    /// about 1,000 instructions a request for an ASCII prefix (issue 27).
     static func channelPath(_ path: String) -> (Channel, Substring)? {
-        if path.hasPrefix("/state/") { return (.state, path.dropFirst("/state/".count)) }
-        if path.hasPrefix("/events/") { return (.events, path.dropFirst("/events/".count)) }
-        if path == "/state" || path == "/events" { return (path == "/state" ? .state : .events, "") }
+        let found = path.utf8.withContiguousStorageIfAvailable(channelPrefix)
+            ?? Array(path.utf8).withUnsafeBufferPointer(channelPrefix)
+        guard let (channel, length) = found else { return nil }
+        return (channel, Substring(path.utf8.dropFirst(length)))
+    }
+
+    /// The channel a path's bytes name and the length of the prefix that names it
+    /// (`/state/`, `/events/`, or the whole path `/state` or `/events`).
+    private static func channelPrefix(_ bytes: UnsafeBufferPointer<UInt8>) -> (Channel, Int)? {
+        if let length = prefixLength(of: bytes, naming: "/state") { return (.state, length) }
+        if let length = prefixLength(of: bytes, naming: "/events") { return (.events, length) }
         return nil
+    }
+
+    /// `name`'s length when `bytes` are exactly `name`, one more when they go on with `/`.
+    private static func prefixLength(of bytes: UnsafeBufferPointer<UInt8>, naming name: StaticString) -> Int? {
+        let count = name.utf8CodeUnitCount
+        guard bytes.count >= count else { return nil }
+        for index in 0..<count where bytes[index] != name.utf8Start[index] { return nil }
+        if bytes.count == count { return count }
+        return bytes[count] == UInt8(ascii: "/") ? count + 1 : nil
     }
 }

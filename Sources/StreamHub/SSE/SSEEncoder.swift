@@ -60,26 +60,46 @@ public enum SSEEncoder {
     }
 
     /// `data: ` lines of `bytes`, each line break (CR, LF, CRLF) ending one; the runs
-    /// between breaks are copied whole, not byte by byte.
+    /// between breaks are found a word at a time and copied whole.
     private static func appendDataLines(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         let dataPrefix = "data: ".utf8
         out.append(contentsOf: dataPrefix)
         var start = 0
-        var index = 0
+        var index = lineBreak(in: bytes, from: 0)
         while index < bytes.count {
-            let byte = bytes[index]
-            guard byte == cr || byte == lf else {
-                index += 1
-                continue
-            }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
             out.append(lf)
             out.append(contentsOf: dataPrefix)
             // The LF of a CRLF belongs to the CR's break.
-            index += byte == cr && index + 1 < bytes.count && bytes[index + 1] == lf ? 2 : 1
+            index += bytes[index] == cr && index + 1 < bytes.count && bytes[index + 1] == lf ? 2 : 1
             start = index
+            index = lineBreak(in: bytes, from: index)
         }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+    }
+
+    /// The index of the first CR or LF of `bytes` at or after `start`, or `bytes.count`.
+    /// Eight bytes at a time while they last (a value is mostly one line: a byte-by-byte
+    /// scan was 1,000 instructions of a 128-byte publish, issue 27), then byte by byte.
+    static func lineBreak(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if hasZeroByte(word ^ 0x0D0D_0D0D_0D0D_0D0D) || hasZeroByte(word ^ 0x0A0A_0A0A_0A0A_0A0A) { break }
+                index += 8
+            }
+        }
+        while index < bytes.count, bytes[index] != cr, bytes[index] != lf { index += 1 }
+        return index
+    }
+
+    /// Whether any byte of `word` is zero (exact as a yes or no: a borrow can only
+    /// start at a zero byte).
+    @inline(__always)
+    private static func hasZeroByte(_ word: UInt64) -> Bool {
+        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0
     }
 
     private static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
