@@ -158,6 +158,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// instructions per publish reply looked up by name (issue 27).
     static func same(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
+        if a == b { return true }  // The usual case: the name as the code spells it.
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in HTTPSyntax.equalsIgnoringCase(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) }
