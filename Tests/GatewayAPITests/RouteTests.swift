@@ -21,6 +21,10 @@ struct RouteTests {
         #expect(Route.match(method: "GET", rawPath: "/events/") == .badTopic(TopicError(subject: .topic, problem: .empty)))
         #expect(Route.match(method: "GET", rawPath: "/state/caf\u{E9}")
                 == .badTopic(TopicError(subject: .topic, problem: .disallowedCharacter)))
+        // A combining mark right after the slash (only HTTP/2 can carry it): still a channel
+        // path, its topic refused (it was a file path while the prefix was compared by Character).
+        #expect(Route.match(method: "POST", rawPath: "/state/\u{301}a")
+                == .badTopic(TopicError(subject: .topic, problem: .disallowedCharacter)))
         #expect(Route.match(method: "POST", rawPath: "/events/a.b/c~d_e-f") == .publish(.events, topic: "a.b/c~d_e-f"))
     }
 

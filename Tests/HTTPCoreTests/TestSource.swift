@@ -10,6 +10,7 @@ final class TestSource: StreamSource {
         var finished = false
         var ready: (@Sendable () -> Void)?
         var cancelled = false
+        var cancelledAt: ContinuousClock.Instant?
     }
 
     private let state = Locked(State())
@@ -17,6 +18,9 @@ final class TestSource: StreamSource {
     let cancelled = Signal()
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// When the server cancelled it (its own time, not when a waiting test got to run).
+    var cancelledAt: ContinuousClock.Instant? { state.withLock { $0.cancelledAt } }
 
     /// The body of a response streaming this source.
     var body: HTTPResponse.Body { .source(SourcedBody(prelude: [], source: self)) }
@@ -54,8 +58,10 @@ final class TestSource: StreamSource {
     /// Lets go of the pump's `ready` callback (which holds the pump, which holds this
     /// source: kept, the two would never be freed), as `StreamSource.cancel` asks.
     func cancel() {
+        let now = ContinuousClock.now
         state.withLock {
             $0.cancelled = true
+            $0.cancelledAt = $0.cancelledAt ?? now
             $0.ready = nil
         }
         cancelled.fire()

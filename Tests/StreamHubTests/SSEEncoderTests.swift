@@ -20,9 +20,11 @@ struct SSEEncoderTests {
         #expect(text(SSEEncoder.event(id: 1, event: nil, data: "a\r\rb")) == "id: 1\ndata: a\ndata: \ndata: b\n\n")
     }
 
-    /// Breaks are found a word at a time: each kind (CR, LF, CRLF, and a byte that is
-    /// neither, such as 0x8D or 0x0B, next to one) at every position of values up to
-    /// three words long gives the lines a byte-by-byte split gives.
+    /// Breaks are found a word at a time: each kind (CR, LF, CRLF, and bytes next to them
+    /// that are no break, 0x0B, 0x0C, 0x0E, 0x09) at every position of values up to three
+    /// words long, the value's end included, over ASCII and over two-byte characters, gives
+    /// the lines a byte-by-byte split gives. (A word wrongly taken for one holding a break
+    /// only costs time: the bytes are then looked at one by one.)
     @Test func findsBreaksAtEveryPositionOfAWord() {
         func reference(_ value: [UInt8]) -> String {
             var lines: [[UInt8]] = [[]]
@@ -38,14 +40,16 @@ struct SSEEncoderTests {
             }
             return lines.map { "data: " + String(decoding: $0, as: UTF8.self) + "\n" }.joined() + "\n"
         }
-        for length in 0...24 {
-            for position in 0..<max(length, 1) {
-                for inserted: [UInt8] in [[0x0A], [0x0D], [0x0D, 0x0A], [0x0B, 0x0A], [0x0C, 0x0D], [0x0E, 0x09]] {
-                    var value = Array(repeating: UInt8(ascii: "x"), count: length)
-                    value.insert(contentsOf: inserted, at: min(position, length))
-                    let data = String(decoding: value, as: UTF8.self)
-                    #expect(text(SSEEncoder.event(id: nil, event: nil, data: data)) == reference(value),
-                            "break \(inserted) at \(position) of \(length)")
+        for filler: [UInt8] in [[UInt8(ascii: "x")], Array("\u{E9}".utf8)] {
+            for length in 0...24 {
+                for position in 0...length {
+                    for inserted: [UInt8] in [[0x0A], [0x0D], [0x0D, 0x0A], [0x0B, 0x0A], [0x0C, 0x0D], [0x0E, 0x09]] {
+                        var value = Array(repeating: filler, count: length).flatMap { $0 }
+                        value.insert(contentsOf: inserted, at: position * filler.count)
+                        let data = String(decoding: value, as: UTF8.self)
+                        #expect(text(SSEEncoder.event(id: nil, event: nil, data: data)) == reference(value),
+                                "break \(inserted) at \(position) of \(length)")
+                    }
                 }
             }
         }

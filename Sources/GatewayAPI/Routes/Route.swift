@@ -73,7 +73,9 @@ public enum Route: Equatable, Sendable {
     /// `/state/<rest>` or `/events/<rest>`, with the raw remainder after the prefix.
     /// Compared as UTF-8 bytes in place and cut at a byte offset: `hasPrefix` and
     /// `dropFirst` on the `String` itself walk it by `Character` (grapheme breaking),
-    /// about 1,000 instructions a request for an ASCII prefix (issue 27).
+    /// about 1,000 instructions a request for an ASCII prefix (issue 27). A path whose
+    /// bytes begin `/state/` is a channel path even when a combining mark follows the slash
+    /// (HTTP/2 can carry one; HTTP/1.1's request line cannot): its topic is then refused.
     static func channelPath(_ path: String) -> (Channel, Substring)? {
         let found = path.utf8.withContiguousStorageIfAvailable(channelPrefix)
             ?? Array(path.utf8).withUnsafeBufferPointer(channelPrefix)
