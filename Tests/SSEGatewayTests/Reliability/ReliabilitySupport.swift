@@ -59,6 +59,29 @@ struct ProcessProbe: Sendable {
         return pid == getpid() ? count - 1 : count
     }
 
+    /// What the open descriptors are, by kind (`socket`, `pipe`, `anon_inode:[timerfd]`, a
+    /// path…), with how many of each: for failure messages, and for telling a socket left
+    /// open from a descriptor the runtime opened meanwhile.
+    func descriptorKinds() -> [String: Int] {
+        guard let directory = opendir("/proc/\(pid)/fd") else { return [:] }
+        defer { closedir(directory) }
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+        var kinds: [String: Int] = [:]
+        while let entry = readdir(directory) {
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
+            guard name != ".", name != ".." else { continue }
+            var target = [CChar](repeating: 0, count: 256)
+            let length = readlink("/proc/\(pid)/fd/\(name)", &target, target.count - 1)
+            guard length > 0 else { continue }
+            let link = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            // `socket:[123]`, `pipe:[456]`: the kind without the inode.
+            let kind = link.hasPrefix("socket:") ? "socket" : link.hasPrefix("pipe:") ? "pipe" : link
+            kinds[kind, default: 0] += 1
+        }
+        if pid == getpid() { kinds.removeValue(forKey: "/proc/\(pid)/fd") }
+        return kinds
+    }
+
     /// `VmRSS` of `/proc/<pid>/status`, in bytes (-1 if unreadable).
     func residentBytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return -1 }
@@ -91,6 +114,17 @@ extension GatewayProcess {
         while last != count && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(50))
             last = probe.openDescriptors()
+        }
+        return last
+    }
+
+    /// Waits until exactly `count` sockets are open or `seconds` pass; the last count seen.
+    func waitForSockets(_ count: Int, upTo seconds: Double) async -> Int {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var last = probe.descriptorKinds()["socket", default: 0]
+        while last != count && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+            last = probe.descriptorKinds()["socket", default: 0]
         }
         return last
     }
