@@ -144,9 +144,9 @@ struct TLSServerTests {
             #expect(try await streamStillFlows())
 
             // Slow: a ClientHello header and then nothing; cut at the header deadline.
+            start = .now  // Before the connection: the server's deadline starts with it.
             let slow = try await HTTPClient.connect(port: server.port)
             defer { slow.close() }
-            start = .now
             try await slow.send([0x16, 0x03, 0x01, 0x01, 0x00, 0x01])
             #expect(try await streamStillFlows())
             let fresh = try await server.connect()
