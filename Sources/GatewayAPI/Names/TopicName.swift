@@ -99,9 +99,7 @@ public enum TopicName {
         guard remainder.utf8.count <= maximumBytes else { return nil }
         // Scanned in place: iterating the `Substring`'s view byte by byte cost about 75
         // instructions a byte (issue 27).
-        let plain = remainder.utf8.withContiguousStorageIfAvailable(isPlain) 
-            ?? Array(remainder.utf8).withUnsafeBufferPointer(isPlain)
-        return plain ? String(remainder) : nil
+        return remainder.withUTF8Bytes(isPlain) ? String(remainder) : nil
     }
 
     /// Whether `bytes` are a name as they stand (see `plainName`).

@@ -77,9 +77,7 @@ public enum Route: Equatable, Sendable {
     /// bytes begin `/state/` is a channel path even when a combining mark follows the slash
     /// (HTTP/2 can carry one; HTTP/1.1's request line cannot): its topic is then refused.
     static func channelPath(_ path: String) -> (Channel, Substring)? {
-        let found = path.utf8.withContiguousStorageIfAvailable(channelPrefix)
-            ?? Array(path.utf8).withUnsafeBufferPointer(channelPrefix)
-        guard let (channel, length) = found else { return nil }
+        guard let (channel, length) = path.withUTF8Bytes(channelPrefix) else { return nil }
         return (channel, Substring(path.utf8.dropFirst(length)))
     }
 

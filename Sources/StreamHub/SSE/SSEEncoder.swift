@@ -81,7 +81,7 @@ public enum SSEEncoder {
     /// The index of the first CR or LF of `bytes` at or after `start`, or `bytes.count`.
     /// Eight bytes at a time while they last (a value is mostly one line: a byte-by-byte
     /// scan was 1,000 instructions of a 128-byte publish, issue 27), then byte by byte.
-    static func lineBreak(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    private static func lineBreak(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         var index = start
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
