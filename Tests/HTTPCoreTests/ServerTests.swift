@@ -23,6 +23,47 @@ struct ServerTests {
         }
     }
 
+    /// Cancelling the server's task (no shutdown first) ends every connection waiting in
+    /// its request phase at once: between two requests, in the middle of a head, and one
+    /// that sent nothing (over TLS, waiting for its handshake). These waits share one
+    /// cancellation handler per connection (`Connection.withOneCancellationHandler`), not
+    /// one each; without it they would last until the 60 s timeouts.
+    @Test(arguments: Transport.allCases)
+    func cancellingTheServerEndsConnectionsWaitingForRequests(_ transport: Transport) async throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.headerTimeout = .seconds(60)
+        configuration.idleTimeout = .seconds(60)
+        let server = try HTTPServer(configuration: configuration, tls: try transport.serverContext(), handler: echoHandler)
+        let running = Task { await server.run() }
+        let idle = try await server.connect()
+        defer { idle.close() }
+        try await idle.request("GET", "/x")
+        _ = try await idle.response(deadline: .now + patience)
+        let midHead = try await server.connect()
+        defer { midHead.close() }
+        try await midHead.send("GET /half HTTP/1.1\r\nHost: x\r\n")
+        let address = try #require(SocketAddress.resolve(host: "127.0.0.1", port: server.port))
+        let silent = try await Connection.connect(to: address, deadline: .now + patience)
+        defer { silent.close() }
+        #expect(await eventually(upTo: 5) { server.counters.open.load(ordering: .relaxed) == 3 })
+        running.cancel()
+        #expect(await eventually(upTo: 5) { server.counters.open.load(ordering: .relaxed) == 0 },
+                "connections waiting for a request outlived the server's cancellation")
+        // Each read ends by the close, or throws at its deadline (the test then fails
+        // without waiting for the server).
+        #expect(try await readUntilClosed(idle, deadline: .now + .seconds(2)).isEmpty)
+        do {
+            _ = try await readUntilClosed(midHead, deadline: .now + .seconds(2))
+        } catch IOWaitError.timedOut {
+            Issue.record("the connection with half a head stayed open")
+        } catch {
+            // Reset: closed before the server read the half head, which ends it too.
+        }
+        #expect(try await silent.read(maxBytes: 4096, deadline: .now + .seconds(2)).isEmpty)
+        await running.value
+    }
+
     /// An HTTP/1.0 client without keep-alive is answered and then closed.
     @Test(arguments: Transport.allCases)
     func http10IsClosedAfterTheResponse(_ transport: Transport) async throws {

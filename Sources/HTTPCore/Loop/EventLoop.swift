@@ -141,13 +141,27 @@ public final class EventLoop: Sendable {
     /// the role defaults to the one that normally waits for `interest` (the
     /// reader for `.read`), and TLS passes it explicitly when a read must
     /// wait for writability or a write for readability.
+    ///
+    /// With `cancelledByCaller`, the wait installs no cancellation handler of its own:
+    /// the calling task has one that calls `cancelWaits(on:)` (see
+    /// `Connection.withOneCancellationHandler`). Adding and removing a task's handler
+    /// costs about 600 instructions and an executor switch a wait, that is a request.
     nonisolated(nonsending) func wait(for interest: Interest, as role: IORole? = nil, on registration: LoopRegistration,
-              deadline: ContinuousClock.Instant?) async throws {
+              deadline: LoopDeadline?, cancelledByCaller: Bool = false) async throws {
         let role = role ?? IORole(natural: interest)
         let id = nextWaiterID.add(1, ordering: .relaxed).newValue
+        if cancelledByCaller {
+            // A cancellation before the park is seen by `park` (it checks under the lock
+            // the handler takes); one after it finds the waiter in the slot.
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, Error>) in
+                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline),
+                     as: role, on: registration)
+            }
+            return
+        }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, Error>) in
-                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline.map(LoopDeadline.init)),
+                park(Waiter(id: id, interest: interest, continuation: continuation, deadline: deadline),
                      as: role, on: registration)
             }
         } onCancel: {
@@ -160,6 +174,19 @@ public final class EventLoop: Sendable {
             }
             continuation?.resume(throwing: CancellationError())
         }
+    }
+
+    /// Resumes whatever waits on the descriptor (either role) with `CancellationError`:
+    /// the cancellation handler of a task whose waits pass `cancelledByCaller`.
+    func cancelWaits(on registration: LoopRegistration) {
+        let continuations = state.withLock { state -> [UnsafeContinuation<Void, Error>] in
+            let index = Int(registration.fd)
+            guard var slot = state.slot(registration) else { return [] }
+            let taken = IORole.both.compactMap { slot[$0].take()?.continuation }
+            state.slots[index] = slot
+            return taken
+        }
+        for continuation in continuations { continuation.resume(throwing: CancellationError()) }
     }
 
     /// Records `waiter` as `role`'s wait on the descriptor, or resumes it at once

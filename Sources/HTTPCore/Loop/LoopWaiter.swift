@@ -12,11 +12,17 @@ struct Waiter {
 }
 
 /// A wait's deadline as an offset from one instant fixed at start-up, stored as a
-/// `Duration`. Why not the `ContinuousClock.Instant` itself: that type is resilient (not
-/// frozen in the standard library), so a `Waiter` holding one has no fixed layout, and
-/// every copy of a descriptor's slot under the loop's lock went through value-witness
-/// calls (`initializeWithCopy for Slot`, the generic enum-tag functions): about 5 % of a
-/// publish request's instructions by callgrind (bench/request-path.md, issue 27).
+/// `Duration`: the deadline the loop's waits and the connection's internal reads and
+/// writes pass around. Why not the `ContinuousClock.Instant` itself: that type is
+/// resilient (not frozen in the standard library), so it has no fixed layout outside it.
+/// - A `Waiter` holding one made every copy of a descriptor's slot under the loop's lock
+///   go through value-witness calls (`initializeWithCopy for Slot`, the generic enum-tag
+///   functions): about 5 % of a publish request's instructions by callgrind.
+/// - In an async function every instant (a parameter passed on, an optional unwrapped,
+///   `now + timeout`) is a task-allocator allocation and its release: 17 of them a
+///   publish request in the request loop alone (bench/request-path.md, issue 27).
+/// The public API keeps taking instants; they become a `LoopDeadline` once, in
+/// `from(_:)`, a synchronous frame.
 struct LoopDeadline: Comparable {
     /// Since `base`.
     let offset: Duration
@@ -25,6 +31,19 @@ struct LoopDeadline: Comparable {
 
     init(_ instant: ContinuousClock.Instant) {
         offset = instant - Self.base
+    }
+
+    /// `instant` as a deadline (nil stays nil). Not inlined: the instant's temporaries
+    /// stay on the thread's stack instead of the calling task's allocator.
+    @inline(never)
+    static func from(_ instant: ContinuousClock.Instant?) -> LoopDeadline? {
+        instant.map(LoopDeadline.init)
+    }
+
+    /// `duration` from now. Not inlined, for the same reason as `from(_:)`.
+    @inline(never)
+    static func after(_ duration: Duration) -> LoopDeadline {
+        LoopDeadline(.now + duration)
     }
 
     /// Whether the deadline is at or before `now`.

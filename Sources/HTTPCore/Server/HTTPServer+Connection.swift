@@ -6,10 +6,7 @@ extension HTTPServer {
 
     @inline(never)  // its own small frame, not merged into the connection's closure
     func serve(_ connection: Connection) async {
-        defer {
-            leaveIdle(connection)
-            connection.close()
-        }
+        defer { connection.close() }
         guard let body = await requestPhase(on: connection) else { return }
         // The request phase's frames and the task-allocator slabs they needed are
         // gone by now: a stream that lives for hours keeps only what it needs.
@@ -39,6 +36,16 @@ extension HTTPServer {
     }
 
     private func handshakeAndServeRequests(on connection: Connection) async -> StreamingBody? {
+        guard enterRequestPhase(connection) else { return nil }
+        defer { leaveRequestPhase(connection) }
+        // All of this phase's waits are this task's: one cancellation handler for them all.
+        return await connection.withOneCancellationHandler {
+            await self.handshakeAndServeRequestsWithoutHandlers(on: connection)
+        }
+    }
+
+    private nonisolated(nonsending) func handshakeAndServeRequestsWithoutHandlers(
+        on connection: Connection) async -> StreamingBody? {
         var lifecycle = ConnectionLifecycle<ContinuousClock>(timeouts: .init(configuration), tls: connection.isTLS,
                                                              now: .now)
         if case .handshaking(let deadline) = lifecycle.state {
@@ -92,7 +99,7 @@ extension HTTPServer {
     private nonisolated(nonsending) func flush(_ replies: inout ReplyBatch, on connection: Connection) async -> Bool {
         guard !replies.isEmpty else { return true }
         do {
-            try await replies.flush(on: connection, deadline: .now + configuration.writeTimeout)
+            try await replies.flush(on: connection, deadline: .after(configuration.writeTimeout))
         } catch {
             return false
         }
@@ -142,14 +149,14 @@ extension HTTPServer {
                 break
             }
             guard await flush(&replies, on: connection) else { return nil }
-            guard let deadline = lifecycle.readDeadline else {
+            guard let deadline = Self.readDeadline(of: lifecycle) else {
                 preconditionFailure("reading a request in \(lifecycle.state)")
             }
             let bytes: [UInt8]
             do {
                 bytes = drained
-                    ? try await connection.readAfterDrain(maxBytes: Self.readBytes, deadline: deadline)
-                    : try await connection.read(maxBytes: Self.readBytes, deadline: deadline)
+                    ? try await connection.readAfterDrain(maxBytes: Self.readBytes, until: deadline)
+                    : try await connection.read(maxBytes: Self.readBytes, until: deadline)
             } catch IOWaitError.timedOut {
                 if parser.isMidRequest {
                     Self.note(.refused, on: &lifecycle)
@@ -185,6 +192,13 @@ extension HTTPServer {
         lifecycle.handle(event, now: .now)
     }
 
+    /// The lifecycle's read deadline as the loop's deadline, in a synchronous frame (an
+    /// instant in the async request loop is a task allocation, see `LoopDeadline`).
+    @inline(never)
+    private static func readDeadline(of lifecycle: ConnectionLifecycle<ContinuousClock>) -> LoopDeadline? {
+        lifecycle.readDeadline.map(LoopDeadline.init)
+    }
+
     /// What one read of a request asks for.
     private static let readBytes = 4096
 
@@ -193,7 +207,7 @@ extension HTTPServer {
                                                         after replies: inout ReplyBatch) async {
         replies.append(refusal(status, reason))
         do {
-            try await replies.flush(on: connection, deadline: .now + .seconds(2))
+            try await replies.flush(on: connection, deadline: .after(.seconds(2)))
         } catch {
             return
         }
@@ -201,10 +215,10 @@ extension HTTPServer {
         // Closing with its bytes unread would reset the connection and could
         // destroy the answer before the client reads it, so discard what still
         // arrives for a moment (at most 1 s and 1 MiB) or until it closes.
-        let deadline = ContinuousClock.now + .seconds(1)
+        let deadline = LoopDeadline.after(.seconds(1))
         var discarded = 0
         while discarded < 1 << 20,
-              let bytes = try? await connection.read(maxBytes: 16 * 1024, deadline: deadline), !bytes.isEmpty {
+              let bytes = try? await connection.read(maxBytes: 16 * 1024, until: deadline), !bytes.isEmpty {
             discarded += bytes.count
         }
     }

@@ -29,6 +29,9 @@ public final class HTTPServer: Sendable {
     let listener: Listener
     /// The lifecycle and the connections shutdown must reach (`HTTPServerState.swift`).
     private let state = Locked(ServerState())
+    /// Set once, by `shutdown()`: read without the lock by every request and every wait
+    /// for one (a server-wide lock there was contended between loops).
+    private let shuttingDown = Atomic<Bool>(false)
     /// Open connections per client address (used with `maxConnectionsPerAddress`).
     let addressCounts = AddressCounts()
     let onAcceptError: @Sendable (SystemError) -> Void
@@ -61,15 +64,23 @@ public final class HTTPServer: Sendable {
     public static var descriptorLimit: (soft: UInt64, hard: UInt64) { Syscall.descriptorLimit() }
 
     /// Stops accepting and closes idle connections. Harmless to call twice.
+    ///
+    /// Why no idle connection is missed: a connection about to wait sets its
+    /// `awaitingRequest` and then reads `shuttingDown` (`enterIdle`); shutdown sets
+    /// `shuttingDown` and then reads each `awaitingRequest`. All four are sequentially
+    /// consistent, so at least one side sees the other's store: the connection closes
+    /// itself, or shutdown aborts it.
     public func shutdown() {
-        let (idle, http2) = state.withLock { state -> ([Connection], [HTTP2Connection]) in
+        let (requestPhase, http2) = state.withLock { state -> ([Connection], [HTTP2Connection]) in
             guard state.handle(.shutdown) else { return ([], []) }
-            defer { state.idle.removeAll() }
-            return (Array(state.idle.values), Array(state.http2.values))
+            shuttingDown.store(true, ordering: .sequentiallyConsistent)
+            return (Array(state.requestPhase.values), Array(state.http2.values))
         }
         listener.close()
         for connection in http2 { connection.goAway() }
-        for connection in idle { connection.abort() }
+        for connection in requestPhase where connection.awaitingRequest.load(ordering: .sequentiallyConsistent) {
+            connection.abort()
+        }
     }
 
     /// Sends each HTTP/2 connection open now a `GOAWAY` (no new streams on it) and
@@ -81,16 +92,35 @@ public final class HTTPServer: Sendable {
     }
 
     var isShuttingDown: Bool {
-        state.withLock { !$0.acceptsConnections }
+        shuttingDown.load(ordering: .sequentiallyConsistent)
     }
 
-    /// Records a connection as waiting for a request; false when shutting down.
-    func enterIdle(_ connection: Connection) -> Bool {
+    /// Lists a connection for shutdown while it is in its request phase (once per
+    /// connection); false when shutting down.
+    func enterRequestPhase(_ connection: Connection) -> Bool {
         state.withLock { state in
             guard state.acceptsConnections else { return false }
-            state.idle[connection.fd] = connection
+            state.requestPhase[connection.fd] = connection
             return true
         }
+    }
+
+    func leaveRequestPhase(_ connection: Connection) {
+        state.withLock { state in
+            if state.requestPhase[connection.fd] === connection { state.requestPhase[connection.fd] = nil }
+        }
+    }
+
+    /// Marks a connection (listed by `enterRequestPhase`) as waiting for a request, which
+    /// shutdown closes at once; false when shutting down. No lock: two atomics, see
+    /// `shutdown()`.
+    func enterIdle(_ connection: Connection) -> Bool {
+        connection.awaitingRequest.store(true, ordering: .sequentiallyConsistent)
+        guard !isShuttingDown else {
+            connection.awaitingRequest.store(false, ordering: .relaxed)
+            return false
+        }
+        return true
     }
 
     /// Records an HTTP/2 connection for shutdown's GOAWAY; false when shutting down.
@@ -109,9 +139,7 @@ public final class HTTPServer: Sendable {
     }
 
     func leaveIdle(_ connection: Connection) {
-        state.withLock { state in
-            if state.idle[connection.fd] === connection { state.idle[connection.fd] = nil }
-        }
+        connection.awaitingRequest.store(false, ordering: .relaxed)
     }
 
     /// Enters `running`; false when `run()` must not serve (shut down already, or twice).

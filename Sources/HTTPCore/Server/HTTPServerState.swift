@@ -23,8 +23,10 @@ extension HTTPServer {
 
     struct ServerState {
         var lifecycle = Lifecycle.ready
-        /// Connections waiting for their next request, closed at once on shutdown.
-        var idle: [Int32: Connection] = [:]
+        /// Connections in their request phase (TLS handshake, HTTP/1.1 requests), by
+        /// descriptor: entered once per connection, not per request. Shutdown closes
+        /// those whose `awaitingRequest` is set.
+        var requestPhase: [Int32: Connection] = [:]
         /// HTTP/2 connections, sent a GOAWAY on shutdown.
         var http2: [Int32: HTTP2Connection] = [:]
 

@@ -71,7 +71,7 @@ struct ReplyBatch {
     /// the request loop: the usual case of a client waiting for its reply); only the rest
     /// waits for writability. On the caller's executor: no executor switch.
     @inline(__always)
-    nonisolated(nonsending) mutating func flush(on connection: Connection, deadline: ContinuousClock.Instant) async throws {
+    nonisolated(nonsending) mutating func flush(on connection: Connection, deadline: LoopDeadline) async throws {
         guard try !writeNow(on: connection) else { return }
         try await finishWrite(on: connection, deadline: deadline)
     }
@@ -97,10 +97,10 @@ struct ReplyBatch {
 
     /// The rest of a write `writeNow` began, waiting for writability as often as needed.
     private nonisolated(nonsending) mutating func finishWrite(on connection: Connection,
-                                                              deadline: ContinuousClock.Instant) async throws {
+                                                              deadline: LoopDeadline) async throws {
         do {
             var position = stopped.take() ?? startWrite()
-            try await connection.write(chunks, from: &position, deadline: deadline)
+            try await connection.write(chunks, from: &position, until: deadline)
         } catch {
             reset()
             throw error

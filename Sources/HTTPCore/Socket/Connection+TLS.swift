@@ -22,7 +22,9 @@ extension Connection {
             count(written)
             switch step {
             case .done: return
-            case .wants(let interest): try await loop.wait(for: interest, as: .reader, on: registration, deadline: deadline)
+            case .wants(let interest):
+                try await loop.wait(for: interest, as: .reader, on: registration, deadline: .from(deadline),
+                                    cancelledByCaller: waitsCancelledByCaller)
             }
         }
     }
@@ -37,11 +39,12 @@ extension Connection {
     public var tlsALPNProtocol: String? { tls?.alpnProtocol }
 
     /// `read` over TLS: plaintext, empty at the end of the stream.
-    func read(_ tls: TLSSession, maxBytes: Int, deadline: ContinuousClock.Instant?) async throws -> [UInt8] {
+    func read(_ tls: TLSSession, maxBytes: Int, until deadline: LoopDeadline?) async throws -> [UInt8] {
         while true {
             switch try readAvailable(tls, maxBytes: maxBytes) {
             case .done(let bytes): return bytes
-            case .wants(let interest): try await loop.wait(for: interest, as: .reader, on: registration, deadline: deadline)
+            case .wants(let interest): try await loop.wait(for: interest, as: .reader, on: registration, deadline: deadline,
+                                    cancelledByCaller: waitsCancelledByCaller)
             }
         }
     }
@@ -79,7 +82,7 @@ extension Connection {
     /// Writes on the socket itself, bypassing TLS: how a server answers a
     /// client that spoke plain HTTP to its TLS port.
     func writeBypassingTLS(_ chunks: [[UInt8]], deadline: ContinuousClock.Instant?) async throws {
-        try await socketWrite(chunks, deadline: deadline)
+        try await socketWrite(chunks, until: .from(deadline))
     }
 
     /// Sends a FIN, then reads and discards until the peer closes, `limit`
@@ -88,8 +91,9 @@ extension Connection {
     /// can destroy the answer before the peer reads it).
     func finishBypassingTLS(limit: Int, deadline: ContinuousClock.Instant) async {
         finishWriting()
+        let deadline = LoopDeadline.from(deadline)
         var total = 0
-        while total < limit, let bytes = try? await socketRead(maxBytes: 4096, deadline: deadline), !bytes.isEmpty {
+        while total < limit, let bytes = try? await socketRead(maxBytes: 4096, until: deadline), !bytes.isEmpty {
             total += bytes.count
         }
     }
