@@ -2,6 +2,21 @@ import Testing
 @testable import HTTPCore
 
 struct HTTPRequestParserTests {
+    /// Every byte as the middle byte of a method and of a field name: accepted exactly when
+    /// RFC 9110 §5.6.2 calls it a `tchar`, whether the request line arrives whole (found at
+    /// once) or a byte at a time (checked byte by byte).
+    @Test func methodAndFieldNameBytesAreExactlyTheRFCsTchars() {
+        let tchars = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        for byte in UInt8.min...UInt8.max {
+            let method = bytes("G") + [byte] + bytes("T / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect((feed([method]).error == nil) == tchars.contains(byte), "method byte \(byte)")
+            #expect((feed(bytewise(method)).error == nil) == tchars.contains(byte), "method byte \(byte), bytewise")
+            guard byte != HTTPSyntax.colon else { continue }  // it ends the name
+            let field = bytes("GET / HTTP/1.1\r\nX") + [byte] + bytes("Y: v\r\n\r\n")
+            #expect((feed([field]).error == nil) == tchars.contains(byte), "field name byte \(byte)")
+        }
+    }
+
     /// A simple GET yields one request with method, target, path, query, version and headers as sent.
     @Test func parsesSimpleGet() throws {
         let outcome = parse("GET /events/a%2Fb?event=x&y=1 HTTP/1.1\r\nHost: example\r\nAccept:  text/event-stream \r\n\r\n")

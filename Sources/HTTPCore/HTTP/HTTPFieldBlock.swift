@@ -18,8 +18,9 @@ struct HTTPFieldBlock: Sendable, Equatable {
     mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         precondition(name.count <= Int(UInt32.max) && value.count <= Int(UInt32.max), "a field line over 4 GiB")
         if storage.isEmpty { storage.reserveCapacity(256) }
-        Self.appendLength(name.count, to: &storage)
-        Self.appendLength(value.count, to: &storage)
+        // Both lengths in one append (eight single-byte appends cost about 200 instructions).
+        let lengths = (UInt64(value.count) << 32 | UInt64(name.count)).littleEndian
+        withUnsafeBytes(of: lengths) { storage.append(contentsOf: $0) }
         storage.append(contentsOf: name)
         storage.append(contentsOf: value)
         count += 1
@@ -62,13 +63,6 @@ struct HTTPFieldBlock: Sendable, Equatable {
             return true
         }
         return out
-    }
-
-    private static func appendLength(_ n: Int, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(truncatingIfNeeded: n))
-        bytes.append(UInt8(truncatingIfNeeded: n >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: n >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: n >> 24))
     }
 
     @inline(__always)

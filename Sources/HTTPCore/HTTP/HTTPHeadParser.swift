@@ -37,7 +37,7 @@ struct HTTPHeadParser {
     mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> (consumed: Int, head: HTTPRequestHead?) {
         var lineStart = 0
         var i = scanned
-        if inRequestLine {
+        if inRequestLine && (i > 0 || !takeWholeRequestLine(bytes, lineStart: &lineStart, i: &i)) {
             try scanRequestLine(bytes, lineStart: &lineStart, i: &i)
         }
         if !inRequestLine, let head = try scanFieldLines(bytes, lineStart: &lineStart, i: &i) {
@@ -46,6 +46,36 @@ struct HTTPHeadParser {
         }
         scanned = i - lineStart
         return (lineStart, nil)
+    }
+
+    /// The usual case, a whole valid request line in the bytes: it is found and parsed
+    /// without the byte-by-byte checks of `scanRequestLine`, which could not have thrown
+    /// for it (its method is a token, its target within `maxURIBytes`, its LF within
+    /// `maxHeaderBytes`, its only CR the one before the LF). Returns false, changing
+    /// nothing, for anything else (a line not complete yet, a leading empty line, any
+    /// refusal): `scanRequestLine` then takes it from the start, and refuses in byte
+    /// order as before. Only for a line none of whose bytes were scanned yet.
+    private mutating func takeWholeRequestLine(_ bytes: UnsafeRawBufferPointer, lineStart: inout Int,
+                                               i: inout Int) -> Bool {
+        typealias S = HTTPSyntax
+        let limitEnd = min(bytes.count, limits.maxHeaderBytes)
+        var end = 0
+        while end < limitEnd, bytes[end] > S.cr { end += 1 }
+        guard end > 0, end < limitEnd else { return false }
+        let lineEnd: Int  // the index past the LF
+        switch bytes[end] {
+        case S.lf: lineEnd = end + 1
+        case S.cr where end + 1 < limitEnd && bytes[end + 1] == S.lf: lineEnd = end + 2
+        default: return false
+        }
+        guard let line = try? HTTPRequestLine(parsing: UnsafeRawBufferPointer(rebasing: bytes[0..<end])),
+              line.target.utf8.count <= limits.maxURIBytes else { return false }
+        requestLine = line
+        inRequestLine = false
+        headBytes = lineEnd
+        lineStart = lineEnd
+        i = lineEnd
+        return true
     }
 
     /// Scans from `i` until the request line is complete (and parsed) or the bytes run out.
