@@ -92,15 +92,16 @@ struct ReceivedHeadersTests {
         #expect(headers.values(for: "host") == ["h", "second"])
     }
 
-    /// `firstValue(of:equalsIgnoringCase:)` compares the first matching field's bytes, on
-    /// both representations.
+    /// `firstValue(ofLowercase:equalsIgnoringCase:)` compares the first matching field's
+    /// bytes, whatever the case of its name, on both representations.
     @Test func firstValueComparison() throws {
-        let received = try head("Connection: Close\r\nConnection: keep-alive\r\n").headers
-        #expect(received.firstValue(of: "connection", equalsIgnoringCase: "close"))
-        #expect(!received.firstValue(of: "Connection", equalsIgnoringCase: "keep-alive"))
-        let built: HTTPHeaders = ["CONNECTION": "keep-alive"]
-        #expect(built.firstValue(of: "Connection", equalsIgnoringCase: "keep-alive"))
-        #expect(!HTTPHeaders().firstValue(of: "Connection", equalsIgnoringCase: "close"))
+        let received = try head("Connection: Close\r\nconnection: keep-alive\r\n").headers
+        #expect(received.firstValue(ofLowercase: "connection", equalsIgnoringCase: "close"))
+        #expect(!received.firstValue(ofLowercase: "connection", equalsIgnoringCase: "keep-alive"))
+        let built: HTTPHeaders = ["Content-Type": "text/plain", "CONNECTION": "keep-alive"]
+        #expect(built.firstValue(ofLowercase: "connection", equalsIgnoringCase: "keep-alive"))
+        #expect(!built.firstValue(ofLowercase: "content-length", equalsIgnoringCase: "keep-alive"))
+        #expect(!HTTPHeaders().firstValue(ofLowercase: "connection", equalsIgnoringCase: "close"))
     }
 
     /// Known methods come back as the same text, others as sent (case kept).

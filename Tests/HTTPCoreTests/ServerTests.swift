@@ -24,10 +24,11 @@ struct ServerTests {
     }
 
     /// Cancelling the server's task (no shutdown first) ends every connection waiting in
-    /// its request phase at once: between two requests, in the middle of a head, and one
-    /// that sent nothing (over TLS, waiting for its handshake). These waits share one
-    /// cancellation handler per connection (`Connection.withOneCancellationHandler`), not
-    /// one each; without it they would last until the 60 s timeouts.
+    /// its request phase at once: between two requests, one that sent half a head (read by
+    /// the server or not yet), and one that sent nothing (over TLS, waiting for its
+    /// handshake). These waits share one cancellation handler per connection
+    /// (`Connection.withOneCancellationHandler`), not one each; without it they would last
+    /// until the 60 s timeouts.
     @Test(arguments: Transport.allCases)
     func cancellingTheServerEndsConnectionsWaitingForRequests(_ transport: Transport) async throws {
         var configuration = HTTPServerConfiguration()

@@ -68,9 +68,14 @@ struct HTTPHeadParser {
         case S.cr where end + 1 < limitEnd && bytes[end + 1] == S.lf: lineEnd = end + 2
         default: return false
         }
-        guard let line = try? HTTPRequestLine(parsing: UnsafeRawBufferPointer(rebasing: bytes[0..<end])),
-              line.target.utf8.count <= limits.maxURIBytes else { return false }
-        requestLine = line
+        let line: HTTPRequestLine
+        do {
+            line = try HTTPRequestLine(parsing: UnsafeRawBufferPointer(rebasing: bytes[0..<end]))
+        } catch {
+            return false
+        }
+        guard line.target.utf8.count <= limits.maxURIBytes else { return false }
+        requestLine = consume line
         inRequestLine = false
         headBytes = lineEnd
         lineStart = lineEnd
@@ -183,9 +188,11 @@ struct HTTPHeadParser {
         }
     }
 
-    /// The head, once its empty line arrived: decides framing and connection reuse.
-    private func finish() throws(HTTPParseError) -> HTTPRequestHead {
-        guard let line = requestLine else {
+    /// The head, once its empty line arrived: decides framing and connection reuse. Takes
+    /// the request line and the fields out (moved into the head, not copied: the parser
+    /// is reset after it, or dead after a throw).
+    private mutating func finish() throws(HTTPParseError) -> HTTPRequestHead {
+        guard let line = requestLine.take() else {
             preconditionFailure("a head is finished only after its request line")
         }
         let framing: HTTPBodyFraming
@@ -209,8 +216,10 @@ struct HTTPHeadParser {
         case .http11: !facts.connectionClose
         case .http10: facts.connectionKeepAlive && !facts.connectionClose
         }
+        var taken = HTTPFieldBlock()
+        swap(&taken, &fields)
         return HTTPRequestHead(method: line.method, target: line.target, rawPath: line.rawPath, query: line.query,
-                               version: line.version, headers: HTTPHeaders(received: fields), bodyFraming: framing,
+                               version: line.version, headers: HTTPHeaders(received: taken), bodyFraming: framing,
                                keepAlive: keepAlive, expectsContinue: facts.expectsContinue)
     }
 }

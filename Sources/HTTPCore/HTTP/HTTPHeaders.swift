@@ -104,11 +104,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// Whether the first field named `name` has exactly the value `lowercase`, ignoring ASCII
-    /// case (`lowercase` must be lowercase ASCII). No `String` is made.
-    func firstValue(of name: String, equalsIgnoringCase lowercase: StaticString) -> Bool {
+    /// case (both must be lowercase ASCII). No `String` is made or read: the name is compared
+    /// as bytes (it ran once a field of every reply, about 100 instructions each).
+    func firstValue(ofLowercase name: StaticString, equalsIgnoringCase lowercase: StaticString) -> Bool {
         var result = false
         forEachField { fieldName, value in
-            guard Self.same(fieldName, name) else { return true }
+            guard HTTPSyntax.equalsIgnoringCase(fieldName, name) else { return true }
             result = HTTPSyntax.equalsIgnoringCase(value, lowercase)
             return false
         }

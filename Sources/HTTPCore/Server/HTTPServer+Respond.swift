@@ -71,7 +71,7 @@ extension HTTPServer {
     /// buffer; a larger one follows it as a buffer of its own in the same `writev`.
     private func encodeComplete(_ head: HTTPResponseHead, date: Bool = false, contentLength: Int? = nil,
                                 body: [UInt8], for request: HTTPRequest, into replies: inout ReplyBatch) -> Bool {
-        let wantsClose = head.headers.firstValue(of: "Connection", equalsIgnoringCase: "close")
+        let wantsClose = head.headers.firstValue(ofLowercase: "connection", equalsIgnoringCase: "close")
         let keepAlive = request.head.keepAlive && !wantsClose && !isShuttingDown
         let connectionLine: [UInt8]? = !keepAlive ? HTTPServerFields.closeLine
             : request.head.version == .http10 ? HTTPServerFields.keepAliveLine : nil

@@ -28,7 +28,9 @@ public final class Connection: Sendable {
     /// server's request loop (`HTTPServer.enterIdle`), read by its `shutdown`.
     let awaitingRequest = Atomic<Bool>(false)
     /// Set while `withOneCancellationHandler` runs: this connection's waits then leave
-    /// cancellation to its handler.
+    /// cancellation to its handler. A property of the connection, not of a task: that is
+    /// why no other task may wait on the connection meanwhile (the server's request phase
+    /// is one task; the stream phase and HTTP/2 begin after it, with the flag cleared).
     private let cancelledByOneHandler = Atomic<Bool>(false)
 
     private enum Lifecycle {

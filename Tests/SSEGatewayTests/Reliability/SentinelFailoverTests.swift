@@ -24,7 +24,8 @@ extension Reliability {
         /// The master SIGKILLed while two gateways publish a value every 20 ms alternately and 300
         /// subscribers read; A acknowledges once the master holds a value, B (`--redis-min-replicas 1`)
         /// once a replica does too. Every POST is answered within 2 s; A's get 503 only until the
-        /// promotion plus 2 s, B's until a replica of the new master confirms (within 10 s), then 200
+        /// promotion plus 2 s (or, once more, for the pause a gateway arriving later at the new
+        /// master starts, within 5 s), B's until a replica of the new master confirms (within 10 s), then 200
         /// again; acknowledged ids only go up; every stream stays open and gets every acknowledged id
         /// once, in order (or a `gap`); none of B's acknowledged values is missing from the new master's
         /// window; both gateways count the failover. Then the old master comes back and Sentinel makes
@@ -123,8 +124,16 @@ extension Reliability {
             #expect(published.allSatisfy { $0.answered - $0.sent < .seconds(2) }, "a POST took 2 s or more")
             #expect(published.allSatisfy { $0.status == 200 || $0.status == 503 },
                     "\(published.first { $0.status != 200 && $0.status != 503 }.map { "\($0.status) \($0.body)" } ?? "")")
+            // A's refusals end within 2 s of the promotion, but for the pause a later gateway may
+            // start once more (README: B reaches the new master after A's pause ended and pauses
+            // the shard again until its syncs and A's mark are done; each pause lasts 3 s at most).
             let late = published.filter { $0.gateway == 0 && $0.status != 200 && $0.sent > promoted + .seconds(2) }
-            #expect(late.isEmpty, "\(late.count) of A's publishes refused more than 2 s after the promotion, e.g. \(late.first?.body ?? "")")
+            let notThePause = late.filter { !$0.body.contains("restore the ids") || $0.sent > promoted + .seconds(5) }
+            #expect(notThePause.isEmpty, """
+                \(notThePause.count) of A's publishes refused more than 2 s after the promotion other than by a \
+                later gateway's pause, e.g. \(notThePause.first?.body ?? "")
+                """)
+            if let last = late.last { print("sentinel failover, gateway A: \(late.count) refused by a later pause, the last \(last.sent - promoted) after the promotion") }
             let lateOnB = published.filter { $0.gateway == 1 && $0.status != 200 && $0.sent > promoted + .seconds(10) }
             #expect(lateOnB.isEmpty, "\(lateOnB.count) of B's publishes refused more than 10 s after the promotion")
             for gateway in 0...1 {
