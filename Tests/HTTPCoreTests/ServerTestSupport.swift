@@ -17,11 +17,7 @@ func withServer(
     handler: @escaping HTTPHandler,
     _ body: (HTTPServer) async throws -> Void
 ) async throws {
-    var configuration = HTTPServerConfiguration()
-    configuration.port = 0
-    configure(&configuration)
-    let server = try HTTPServer(configuration: configuration, tls: try transport.serverContext(), handler: handler)
-    let running = Task { await server.run() }
+    let (server, running) = try startServer(configure, over: transport, handler: handler)
     do {
         try await body(server)
     } catch {
@@ -35,12 +31,35 @@ func withServer(
     await running.value
 }
 
+/// A server on an ephemeral port of 127.0.0.1, running, for a test that ends it itself
+/// (shutdown, cancellation); over `.tls` it serves HTTPS with the test certificate.
+func startServer(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    over transport: Transport = .plain,
+    handler: @escaping HTTPHandler
+) throws -> (HTTPServer, Task<Void, Never>) {
+    var configuration = HTTPServerConfiguration()
+    configuration.port = 0
+    configure(&configuration)
+    let server = try HTTPServer(configuration: configuration, tls: try transport.serverContext(), handler: handler)
+    return (server, Task { await server.run() })
+}
+
 extension HTTPServer {
     /// A client connection speaking what this server speaks (HTTPS with the
     /// test CA when it has a TLS context).
     func connect() async throws -> HTTPClient {
         try await HTTPClient.connect(port: port, deadline: .now + patience,
                                      tls: tls == nil ? nil : TestCertificates.shared.client)
+    }
+
+    /// A client that made one request and got its answer: a keep-alive connection now
+    /// waiting for its next request.
+    func idleClient() async throws -> HTTPClient {
+        let client = try await connect()
+        try await client.request("GET", "/x")
+        _ = try await client.response(deadline: .now + patience)
+        return client
     }
 }
 

@@ -31,16 +31,12 @@ struct ServerTests {
     /// until the 60 s timeouts.
     @Test(arguments: Transport.allCases)
     func cancellingTheServerEndsConnectionsWaitingForRequests(_ transport: Transport) async throws {
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        configuration.headerTimeout = .seconds(60)
-        configuration.idleTimeout = .seconds(60)
-        let server = try HTTPServer(configuration: configuration, tls: try transport.serverContext(), handler: echoHandler)
-        let running = Task { await server.run() }
-        let idle = try await server.connect()
+        let (server, running) = try startServer({
+            $0.headerTimeout = .seconds(60)
+            $0.idleTimeout = .seconds(60)
+        }, over: transport, handler: echoHandler)
+        let idle = try await server.idleClient()
         defer { idle.close() }
-        try await idle.request("GET", "/x")
-        _ = try await idle.response(deadline: .now + patience)
         let midHead = try await server.connect()
         defer { midHead.close() }
         try await midHead.send("GET /half HTTP/1.1\r\nHost: x\r\n")
@@ -293,14 +289,9 @@ struct ServerTests {
             }
             return await echoHandler(request)
         }
-        var configuration = HTTPServerConfiguration()
-        configuration.port = 0
-        let server = try HTTPServer(configuration: configuration, tls: try transport.serverContext(), handler: handler)
-        let running = Task { await server.run() }
-        let idle = try await server.connect()
+        let (server, running) = try startServer(over: transport, handler: handler)
+        let idle = try await server.idleClient()
         defer { idle.close() }
-        try await idle.request("GET", "/x")
-        _ = try await idle.response(deadline: .now + patience)
         var streams: [HTTPClient] = []
         defer { streams.forEach { $0.close() } }
         for _ in 0..<2 {

@@ -196,7 +196,7 @@ extension HTTPServer {
     /// instant in the async request loop is a task allocation, see `LoopDeadline`).
     @inline(never)
     private static func readDeadline(of lifecycle: ConnectionLifecycle<ContinuousClock>) -> LoopDeadline? {
-        lifecycle.readDeadline.map(LoopDeadline.init)
+        LoopDeadline.from(lifecycle.readDeadline)
     }
 
     /// What one read of a request asks for.

@@ -43,7 +43,8 @@ extension Connection {
         while true {
             switch try readAvailable(tls, maxBytes: maxBytes) {
             case .done(let bytes): return bytes
-            case .wants(let interest): try await loop.wait(for: interest, as: .reader, on: registration, deadline: deadline,
+            case .wants(let interest):
+                try await loop.wait(for: interest, as: .reader, on: registration, deadline: deadline,
                                     cancelledByCaller: waitsCancelledByCaller)
             }
         }
