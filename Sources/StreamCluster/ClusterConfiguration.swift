@@ -37,7 +37,8 @@ public struct ClusterConfiguration: Sendable {
     /// `MOVED`, a moved subscription or a lost node reads it at once; a shard without a
     /// link, every 250 ms).
     public var slotMapRefreshInterval: Duration = .seconds(5)
-    /// This gateway's name in the cluster (subscriber counts, probes): random per process.
+    /// This gateway's name in the cluster (subscriber counts, liveness, probes): random per
+    /// engine, so with several loops a process is one name per loop.
     public var gatewayID: String
     /// The clock the link's timers run on: the back-off between attempts, the monitor's
     /// ticks and probe interval, the sentinel watch's PINGs (tests may give a manual one).
@@ -66,7 +67,13 @@ public struct ClusterConfiguration: Sendable {
     public init(redis: RedisEndpoint, hub: HubConfiguration = HubConfiguration()) {
         self.redis = redis
         self.hub = hub
+        gatewayID = Self.randomGatewayID()
+    }
+
+    /// A new random gateway id (64 bits, in hex): one per process, or one per engine
+    /// when a process runs one on each event loop.
+    public static func randomGatewayID() -> String {
         var generator = SystemRandomNumberGenerator()
-        gatewayID = String(generator.next() as UInt64, radix: 16)
+        return String(generator.next() as UInt64, radix: 16)
     }
 }

@@ -30,7 +30,7 @@ import Synchronization
 ///
 /// Runs on the executor it is given (the event loop's, with the hub and the
 /// connections), so its calls into the hub cost no thread hop.
-public actor ClusterEngine: StreamEngine {
+public actor ClusterEngine: EngineShard {
     let configuration: ClusterConfiguration
     let hub: Hub
     /// Where the engine and its hub run (`onEngine` runs in place on its thread).
@@ -92,6 +92,9 @@ public actor ClusterEngine: StreamEngine {
 
     public nonisolated var counters: HubCounters { hub.counters }
 
+    /// The mirror, whose tables hold this engine's subscribers.
+    public nonisolated var tables: Hub { hub }
+
     public nonisolated var isReady: Bool { readiness.isReady }
 
     public nonisolated var notReadyReason: String? { readiness.reason }
@@ -121,11 +124,18 @@ public actor ClusterEngine: StreamEngine {
     /// - Parameter executor: where the engine and its hub run (the gateway gives its
     ///   event loop's); nil for a serial queue of their own.
     public init(configuration: ClusterConfiguration, executor: (any SerialExecutor)? = nil) {
+        self.init(configuration: configuration, executor: executor, counters: HubCounters(), subscriberIDs: SubscriberIDs())
+    }
+
+    /// An engine whose mirror shares its counters and subscriber ids with others (the
+    /// shards of a `ShardedEngine`, one per event loop; each needs a `gatewayID` of its own).
+    package init(configuration: ClusterConfiguration, executor: (any SerialExecutor)?, counters: HubCounters,
+                 subscriberIDs: SubscriberIDs) {
         let executor = executor ?? QueueExecutor(label: "streams.cluster")
         self.configuration = configuration
         var hubConfiguration = configuration.hub
         hubConfiguration.forgetsIdleTopics = false  // The engine decides what the mirror holds.
-        self.hub = Hub(configuration: hubConfiguration, executor: executor)
+        self.hub = Hub(configuration: hubConfiguration, executor: executor, counters: counters, subscriberIDs: subscriberIDs)
         self.executor = executor
         (doorbell, doorbellRinger) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (newShards, newShardsContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -164,8 +174,19 @@ public actor ClusterEngine: StreamEngine {
     /// call registers the subscriber in all of them at once.
     public func subscribe(topics slots: TopicSlots, channel: Channel,
                           resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription {
-        let topics = slots.names
-        guard !isShutdown else { return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter) }
+        try await prepareJoin(topics: slots.names, channel: channel, resumeAfter: resumeAfter)
+        defer { endJoin(topics: slots.names) }
+        return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter)
+    }
+
+    /// Follows and fences `topics` for a subscriber that joins the mirror next (this
+    /// engine's share of a stream, or all of it): once this returns, the mirror holds
+    /// at least what Redis held when it was called, and the topics stay followed
+    /// until `endJoin`. After `shutdown()` it holds nothing (joining then finishes the
+    /// subscriber).
+    /// - Throws: `.unavailable` when a topic's shard of Redis does not serve now.
+    public func prepareJoin(topics: [String], channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) {
+        guard !isShutdown else { return }
         // Every topic's shard must serve now (a several-topic stream may span shards).
         var links: [RedisLink] = []
         for topic in topics {
@@ -177,11 +198,25 @@ public actor ClusterEngine: StreamEngine {
             follow(topic)
             followed[topic]?.subscriberArrived()
         }
-        defer {
-            for topic in topics { followed[topic]?.subscriberRegistered() }
+        do throws(SubscribeError) {
+            try await fence(topics: topics, channel: channel, resumeAfter: resumeAfter, links: links)
+        } catch {
+            endJoin(topics: topics)
+            throw error
         }
-        // The fences: what Redis holds now, read in the next round (with every subscriber
-        // arriving meanwhile: one read per topic per round, `FenceReads`).
+    }
+
+    /// The subscriber of `prepareJoin(topics:…)` is in the mirror now, or gone.
+    public func endJoin(topics: [String]) {
+        guard !isShutdown else { return }
+        for topic in topics { followed[topic]?.subscriberRegistered() }
+    }
+
+    /// Reads the fences of `topics` (what Redis holds now, in the next round, with every
+    /// subscriber arriving meanwhile: one read per topic per round, `FenceReads`) and
+    /// waits until the mirror holds them.
+    private func fence(topics: [String], channel: Channel, resumeAfter: [UInt64?]?,
+                       links: [RedisLink]) async throws(SubscribeError) {
         let read = await readFences(of: topics)
         var replies: [RedisValue] = []
         for topic in topics {
@@ -198,7 +233,11 @@ public actor ClusterEngine: StreamEngine {
                                               resumeAfter: resumeAfter?[slot] ?? nil, link: links[slot])
             guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
         }
-        return await hub.subscribe(topics: slots, channel: channel, resumeAfter: resumeAfter)
+    }
+
+    /// Subscribers of one topic's channel in the mirror.
+    public func subscriberCount(topic: String, channel: Channel) -> Int {
+        hub.assumeIsolated { $0.subscriberCount(topic: topic, channel: channel) }
     }
 
     public func snapshot() async -> HubSnapshot {

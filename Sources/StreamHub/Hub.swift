@@ -20,7 +20,7 @@ public actor Hub: StreamEngine {
     let inbox = RemovalInbox()
     var topics: [String: Topic] = [:]
     /// Where subscriber ids come from (shared by the shards of a `ShardedHub`).
-    let subscriberIDs: SubscriberIDs
+    package nonisolated let subscriberIDs: SubscriberIDs
     var isShutdown = false
 
     /// The in-memory hub can always take publishes and subscriptions.
@@ -34,8 +34,9 @@ public actor Hub: StreamEngine {
         self.init(configuration: configuration, executor: executor, counters: HubCounters(), subscriberIDs: SubscriberIDs())
     }
 
-    /// A hub sharing its counters and subscriber ids with others (a `ShardedHub`'s shards).
-    init(configuration: HubConfiguration, executor: (any SerialExecutor)?, counters: HubCounters,
+    /// A hub sharing its counters and subscriber ids with others (a `ShardedEngine`'s shards:
+    /// hubs, or cluster engines' mirrors).
+    package init(configuration: HubConfiguration, executor: (any SerialExecutor)?, counters: HubCounters,
          subscriberIDs: SubscriberIDs) {
         precondition(configuration.eventsQueueLimit >= 1, "eventsQueueLimit must be at least 1")
         precondition(configuration.replayCount >= 0, "replayCount must not be negative")

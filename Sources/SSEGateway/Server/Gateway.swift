@@ -49,11 +49,23 @@ final class Gateway: Sendable {
         self.loops = loops
         let engine: any StreamEngine
         if let redis = configuration.redis {
-            // One mirror hub, on the first loop; connections still use every loop.
             var cluster = ClusterConfiguration(redis: redis, hub: hubConfiguration)
             cluster.log = { Log.info($0) }
             cluster.minReplicas = configuration.redisMinReplicas
-            engine = ClusterEngine(configuration: cluster, executor: loops[0].actorExecutor)
+            if loops.count == 1 {
+                engine = ClusterEngine(configuration: cluster, executor: loops[0].actorExecutor)
+            } else {
+                // A cluster engine on each loop, with its own links, name and mirror of a
+                // shard of the topics: a topic's pub/sub, fences, syncs and fan-out run there.
+                let counters = HubCounters()
+                let ids = SubscriberIDs()
+                engine = ShardedEngine(shards: loops.enumerated().map { index, loop in
+                    var own = cluster
+                    own.gatewayID = ClusterConfiguration.randomGatewayID()
+                    own.log = { Log.info("loop \(index): \($0)") }
+                    return ClusterEngine(configuration: own, executor: loop.actorExecutor, counters: counters, subscriberIDs: ids)
+                })
+            }
         } else if loops.count == 1 {
             engine = Hub(configuration: hubConfiguration, executor: loops[0].actorExecutor)
         } else {
