@@ -30,6 +30,11 @@ public struct ClusterConfiguration: Sendable {
     /// a subscriber arrived, before the topic is synced again from Redis (and as long
     /// again before the subscriber is refused with 503).
     public var fenceTimeout: Duration = .milliseconds(500)
+    /// How long at most a new subscriber waits for its topic's catch-up (the
+    /// `SUBSCRIBE` and first sync, which load the replay window: seconds for thousands
+    /// of topics followed at once after a restart) while that catch-up moves on;
+    /// `fenceTimeout` still refuses it when nothing moves for that long.
+    public var fenceCatchUpLimit: Duration = .seconds(20)
     /// How long a topic nobody here subscribes to is still followed: a topic whose
     /// subscribers come and go is not unsubscribed and synced again each time.
     public var followLinger: Duration = .seconds(5)
@@ -52,6 +57,12 @@ public struct ClusterConfiguration: Sendable {
     var reconnectCeiling: Duration {
         if case .sentinel = redis { return min(.milliseconds(250), connectTimeout) }
         return connectTimeout
+    }
+
+    /// `fenceCatchUpLimit` in times of `fenceTimeout`.
+    var fenceCatchUpTimes: Int {
+        guard fenceTimeout > .zero else { return 0 }
+        return Int(fenceCatchUpLimit / fenceTimeout)
     }
 
     /// The replay age in whole milliseconds (at least 1), as Redis takes it.

@@ -14,7 +14,10 @@ import StreamHub
 ///   cancellation handler forgets the fence at once, and nothing counts it;
 /// - overdue: after `fenceTimeout` on the configured clock the topic syncs again
 ///   (a message may have been lost on the way), and as long again later the
-///   subscriber is refused (503).
+///   subscriber is refused (503); but while its topic still catches up (subscribing
+///   or syncing) and the engine's catch-up moves on (`catchUpProgress`: a `SUBSCRIBE`
+///   confirmed or a sync answered between two of the fence's times), it waits on
+///   (`FollowedTopic.fenceOverdue`).
 extension ClusterEngine {
     /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids.
     func fence(topic: String, reply: RedisValue, channel: Channel, resumeAfter: UInt64?,
@@ -64,7 +67,8 @@ extension ClusterEngine {
                         return
                     }
                     fenceWaits.add(id, continuation)
-                    followed[topic]!.wait(FollowedTopic.Fence(id: id, state: state, events: events))
+                    followed[topic]!.wait(FollowedTopic.Fence(id: id, state: state, events: events, progress: catchUpProgress,
+                                                              catchUpTimesLeft: configuration.fenceCatchUpTimes))
                 }
                 group.cancelAll()
                 return reached
@@ -90,7 +94,7 @@ extension ClusterEngine {
 
     /// Whether the fence still waits after being overdue.
     private func fenceOverdue(_ id: FollowedTopic.Fence.ID, topic: String) -> Bool {
-        switch followed[topic]?.fenceOverdue(id) ?? .settled {
+        switch followed[topic]?.fenceOverdue(id, progress: catchUpProgress) ?? .settled {
         case .extended(let action):
             if action == .sync { doorbellRinger.yield() }
             return true

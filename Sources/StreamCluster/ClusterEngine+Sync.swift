@@ -85,6 +85,7 @@ extension ClusterEngine {
         for name in confirmed where topicShard[name] == index {
             _ = followed[name]?.subscribed()
         }
+        if !confirmed.isEmpty { catchUpProgress &+= 1 }
         for name in redirected where topicShard[name] == index {
             resubscribe(name)
         }
@@ -178,6 +179,7 @@ extension ClusterEngine {
             }
         }
         followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: reply.lastEvents)
+        catchUpProgress &+= 1
         for step in steps {
             switch step {
             case .apply(let message, let at):

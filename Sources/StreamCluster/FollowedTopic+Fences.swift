@@ -29,9 +29,22 @@ extension FollowedTopic {
         return reached
     }
 
-    /// The fence's time passed.
-    mutating func fenceOverdue(_ id: Fence.ID) -> Overdue {
+    /// The fence's time passed. `progress`: the engine's catch-up progress now
+    /// (`ClusterEngine.catchUpProgress`). While the topic is not live (its `SUBSCRIBE`
+    /// or sync is under way, as for thousands of topics followed at once after a
+    /// restart, whose windows take seconds to load) and that progress moved since the
+    /// fence's last time, the fence is not overdue: it waits as long again, at most
+    /// `Fence.catchUpTimesLeft` more times. Else it is: a first time syncs a live topic
+    /// again, and a second (whatever moved meanwhile) refuses the subscriber.
+    mutating func fenceOverdue(_ id: Fence.ID, progress: UInt64) -> Overdue {
         guard let index = fences.firstIndex(where: { $0.id == id }) else { return .settled }
+        let fence = fences[index]
+        if !isLive, !fence.overdue, progress != fence.progress, fence.catchUpTimesLeft > 0 {
+            fences[index].progress = progress
+            fences[index].catchUpTimesLeft -= 1
+            return .extended(.none)
+        }
+        fences[index].progress = progress
         if fences[index].overdue {
             fences.remove(at: index)
             return .failed

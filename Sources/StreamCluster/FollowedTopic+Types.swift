@@ -44,11 +44,19 @@ extension FollowedTopic {
         let events: UInt64
         /// Its time passed once already (and the topic synced again).
         var overdue = false
+        /// The engine's catch-up progress (`ClusterEngine.catchUpProgress`) when the
+        /// fence was last looked at: while its topic catches up, a fence is not overdue
+        /// as long as this moves between two of its times.
+        var progress: UInt64 = 0
+        /// How many more times it may wait on because its topic is still catching up
+        /// (`ClusterConfiguration.fenceCatchUpLimit` over `fenceTimeout`).
+        var catchUpTimesLeft = 0
     }
 
     /// What became of an overdue fence.
     enum Overdue: Equatable {
-        /// First time: the topic syncs again (`action`), the fence waits as long again.
+        /// First time: the topic syncs again (`action`), the fence waits as long again;
+        /// or its topic is still catching up and the engine's catch-up moved on (`.none`).
         case extended(Action)
         /// Second time: the subscriber is refused.
         case failed

@@ -31,6 +31,59 @@ struct ClusterFenceTests {
         return task
     }
 
+    /// A gateway that starts while many topics hold full windows in Redis (a restart
+    /// under a reconnect storm) loads every window before its subscribers go live,
+    /// which takes longer than `fenceTimeout` for the last ones. They wait while that
+    /// catch-up moves on, and every one is served, from the topic's last id (before,
+    /// those not live after twice `fenceTimeout` were refused with 503). The catch-up's
+    /// time on this machine is measured first, by an engine that waits as long as it
+    /// takes; the second engine's `fenceTimeout` is a third of it.
+    @Test func subscribersOfAFreshGatewayWaitForItsCatchUp() async throws {
+        let redis = try await RedisServer.start()
+        let publisher = try RunningEngine(redis.url)
+        var engines = [publisher]
+        do {
+            try await publisher.ready()
+            let topics = (0..<120).map { "full/\($0)" }
+            let value = String(repeating: "v", count: 1_000)
+            try await withThrowingDiscardingTaskGroup { group in
+                for topic in topics {
+                    group.addTask {
+                        for _ in 1...256 { _ = try await publisher.publish(topic, .events, value) }
+                    }
+                }
+            }
+            func subscribeAll(fenceTimeout: Duration) async throws -> Duration {
+                let fresh = try RunningEngine(redis.url) { $0.fenceTimeout = fenceTimeout }
+                engines.append(fresh)
+                try await fresh.ready()
+                let started = ContinuousClock.now
+                let subscriptions = try await withThrowingTaskGroup(of: Subscription.self, returning: [Subscription].self) { group in
+                    for topic in topics {
+                        group.addTask { try await fresh.subscribe(topic) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                let took = ContinuousClock.now - started
+                #expect(subscriptions.count == topics.count)
+                #expect(subscriptions.allSatisfy { $0.startPositions == [256] })
+                for subscription in subscriptions { subscription.cancel() }
+                return took
+            }
+            let catchUp = try await subscribeAll(fenceTimeout: .seconds(30))
+            let fenceTimeout = max(catchUp / 3, .milliseconds(5))
+            let took = try await subscribeAll(fenceTimeout: fenceTimeout)
+            print("fence: 120 topics of 256 events of 1 kB on a fresh engine live after \(catchUp), "
+                  + "then after \(took) with a fence timeout of \(fenceTimeout)")
+        } catch {
+            for engine in engines { await engine.stop() }
+            await redis.stop()
+            throw error
+        }
+        for engine in engines { await engine.stop() }
+        await redis.stop()
+    }
+
     /// A client that leaves while its subscriber waits for its fence leaves at once: no
     /// fence, no arrival and no subscriber is left counted anywhere.
     @Test func aSubscriberWhoseClientLeavesWhileFencedLeavesAtOnce() async throws {

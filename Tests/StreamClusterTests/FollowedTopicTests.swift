@@ -165,11 +165,36 @@ struct FollowedTopicTests {
     @Test func anOverdueFenceSyncsOnceThenFails() {
         var topic = liveTopic(events: 3)
         topic.wait(.init(id: 5, state: 0, events: 4))
-        #expect(topic.fenceOverdue(5) == .extended(.sync))
+        #expect(topic.fenceOverdue(5, progress: 0) == .extended(.sync))
         #expect(topic.phase == .syncing(sent: false, pending: PendingMessages()))
-        #expect(topic.fenceOverdue(5) == .failed)
+        #expect(topic.fenceOverdue(5, progress: 0) == .failed)
         #expect(topic.fences.isEmpty)
-        #expect(topic.fenceOverdue(5) == .settled)
+        #expect(topic.fenceOverdue(5, progress: 0) == .settled)
+    }
+
+    /// A fence of a topic still catching up waits on while the engine's catch-up moves
+    /// (at most its `catchUpTimesLeft`); once it stops moving, the fence is overdue,
+    /// and the second time refused. A live topic's fence is overdue whatever moved.
+    @Test func aFenceWaitsWhileItsTopicCatchesUp() {
+        var topic = FollowedTopic()
+        topic.wait(.init(id: 1, state: 0, events: 4, progress: 10, catchUpTimesLeft: 5))
+        #expect(topic.fenceOverdue(1, progress: 11) == .extended(.none))
+        #expect(topic.fenceOverdue(1, progress: 12) == .extended(.none))
+        #expect(topic.fenceOverdue(1, progress: 12) == .extended(.none))  // Overdue: a sync comes anyway.
+        #expect(topic.fenceOverdue(1, progress: 13) == .failed)  // Overdue once already.
+        #expect(topic.fences.isEmpty)
+
+        topic.wait(.init(id: 2, state: 0, events: 4, catchUpTimesLeft: 3))
+        for progress in 1...3 as ClosedRange<UInt64> {
+            #expect(topic.fenceOverdue(2, progress: progress) == .extended(.none))
+        }
+        #expect(topic.fenceOverdue(2, progress: 4) == .extended(.none))  // Its times used up: overdue.
+        #expect(topic.fenceOverdue(2, progress: 5) == .failed)
+
+        var live = liveTopic(events: 3)
+        live.wait(.init(id: 3, state: 0, events: 4, catchUpTimesLeft: 5))
+        #expect(live.fenceOverdue(3, progress: 1) == .extended(.sync))
+        #expect(live.fenceOverdue(3, progress: 2) == .failed)
     }
 
     /// A fence whose subscriber left is forgotten; the topic may then be let go.
