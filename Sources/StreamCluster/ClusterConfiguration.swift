@@ -33,7 +33,9 @@ public struct ClusterConfiguration: Sendable {
     /// How long at most a new subscriber waits for its topic's catch-up (the
     /// `SUBSCRIBE` and first sync, which load the replay window: seconds for thousands
     /// of topics followed at once after a restart) while that catch-up moves on;
-    /// `fenceTimeout` still refuses it when nothing moves for that long.
+    /// `fenceTimeout` still refuses it when nothing moves for that long, or its topic's
+    /// sync failed. With the fence's own two times the longest wait is this plus twice
+    /// `fenceTimeout` (and the fence's read).
     public var fenceCatchUpLimit: Duration = .seconds(20)
     /// How long a topic nobody here subscribes to is still followed: a topic whose
     /// subscribers come and go is not unsubscribed and synced again each time.
@@ -61,8 +63,8 @@ public struct ClusterConfiguration: Sendable {
 
     /// `fenceCatchUpLimit` in times of `fenceTimeout`.
     var fenceCatchUpTimes: Int {
-        guard fenceTimeout > .zero else { return 0 }
-        return Int(fenceCatchUpLimit / fenceTimeout)
+        guard fenceTimeout > .zero, fenceCatchUpLimit > .zero else { return 0 }
+        return Int(min(fenceCatchUpLimit / fenceTimeout, 1_000_000))
     }
 
     /// The replay age in whole milliseconds (at least 1), as Redis takes it.

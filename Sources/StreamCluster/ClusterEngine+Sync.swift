@@ -63,6 +63,7 @@ extension ClusterEngine {
                     do throws(RedisError) {
                         try await link.subscriber.ssubscribe(names.map { ClusterKeys(topic: $0).shardedChannel }, timeout: timeout)
                         confirmed += names
+                        catchUpProgress &+= 1
                     } catch {
                         guard ClusterRedirection(error) != nil || ClusterRefusal(error) != nil else { throw error }
                         redirected += names
@@ -73,6 +74,7 @@ extension ClusterEngine {
                 for start in stride(from: 0, to: topics.count, by: 1000) {
                     let batch = topics[start..<min(start + 1000, topics.count)]
                     try await link.subscriber.subscribe(batch.map { ClusterKeys(topic: $0).channel }, timeout: timeout)
+                    catchUpProgress &+= 1
                 }
                 confirmed = topics
             }
@@ -85,7 +87,6 @@ extension ClusterEngine {
         for name in confirmed where topicShard[name] == index {
             _ = followed[name]?.subscribed()
         }
-        if !confirmed.isEmpty { catchUpProgress &+= 1 }
         for name in redirected where topicShard[name] == index {
             resubscribe(name)
         }

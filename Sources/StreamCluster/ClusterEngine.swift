@@ -107,18 +107,18 @@ public actor ClusterEngine: EngineShard {
             EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers (on Redis Cluster: every master), else 0.",
                          kind: .gauge, value: readiness.isLinkUp ? 1 : 0),
             EngineMetric(name: "sse_gateway_redis_reconnects_total",
-                         help: "Connections to Redis made again after one was lost.",
+                         help: "Connections to Redis made again after one was lost (with several loops, every loop's links).",
                          kind: .counter, value: reconnectCount.load(ordering: .relaxed)),
             EngineMetric(name: "sse_gateway_redis_failovers_total",
                          help: "Times this gateway found the Redis master at another address (Sentinel failovers).",
-                         kind: .counter, value: failoverCount.load(ordering: .relaxed)),
+                         kind: .counter, value: failoverCount.load(ordering: .relaxed), merge: .largest),
         ]
         if let slotMaps {
             metrics.append(EngineMetric(name: "sse_gateway_redis_shards",
                                         help: "Masters in the Redis Cluster's slot map as last read (one link each).",
                                         kind: .gauge, value: UInt64(slotMaps.current?.shards.count ?? 0)))
             metrics.append(EngineMetric(name: "sse_gateway_redis_slot_refreshes_total",
-                                        help: "Times the Redis Cluster's slot map was read (start, MOVED, a moved channel, a lost node, polls).",
+                                        help: "Times the Redis Cluster's slot map was read (start, MOVED, a moved channel, a lost node, polls; with several loops, by each loop).",
                                         kind: .counter, value: slotMaps.fetches))
         }
         return metrics

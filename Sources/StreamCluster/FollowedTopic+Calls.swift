@@ -17,8 +17,12 @@ extension FollowedTopic {
         return (state, events)
     }
 
-    /// The sync failed (Redis answered nothing usable): try again.
-    mutating func syncFailed() -> Action { on(.syncFailed) }
+    /// The sync failed (Redis answered nothing usable): try again. The topic is not
+    /// catching up but failing, so its fences wait no longer for the engine's catch-up.
+    mutating func syncFailed() -> Action {
+        for index in fences.indices { fences[index].catchUpTimesLeft = 0 }
+        return on(.syncFailed)
+    }
 
     /// Records what the hub now holds after a sync's values were applied.
     mutating func synced(state: UInt64, events: UInt64) { _ = on(.synced(state: state, events: events)) }

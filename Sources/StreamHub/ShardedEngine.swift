@@ -9,8 +9,8 @@
 ///
 /// Shared by the shards: the counters (so `/metrics` reads one set) and the
 /// subscriber ids. A several-topic stream whose topics live in several shards is
-/// still one subscriber with one queue: every shard readies its topics first
-/// (`EngineShard.prepareJoin`: the cluster follows and fences them), then the core
+/// still one subscriber with one queue: every shard readies its topics first, all at
+/// once (`EngineShard.prepareJoin`: the cluster follows and fences them), then the core
 /// joins each shard's tables in turn (each join one actor call, so each topic's
 /// snapshot → live holds), and however it finishes, every shard that holds it is
 /// told (`SubscriberCore`'s homes).
@@ -41,8 +41,7 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
         return nil
     }
 
-    /// The shards' figures merged by name: a gauge's smallest value (the cluster's
-    /// `redis_up` is 1 only while every shard's link is), a counter's sum.
+    /// The shards' figures merged by name, each as its `merge` says.
     public var metrics: [EngineMetric] {
         var merged = shards[0].metrics
         for shard in shards.dropFirst() {
@@ -51,8 +50,14 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
                     merged.append(metric)
                     continue
                 }
-                let value = metric.kind == .gauge ? min(merged[index].value, metric.value) : merged[index].value + metric.value
-                merged[index] = EngineMetric(name: metric.name, help: metric.help, kind: metric.kind, value: value)
+                let (old, new) = (merged[index].value, metric.value)
+                let value = switch metric.merge {
+                case .smallest: min(old, new)
+                case .sum: old + new
+                case .largest: max(old, new)
+                }
+                merged[index] = EngineMetric(name: metric.name, help: metric.help, kind: metric.kind, value: value,
+                                             merge: metric.merge)
             }
         }
         return merged
@@ -94,16 +99,29 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
         }
         let owners = slotsByShard.map { shards[$0.shard] }
         let topics = slotsByShard.map { $0.slots.map { slots.names[$0] } }
-        // Every shard readies its topics before any registers the subscriber: a refusal
-        // then leaves nothing registered anywhere.
-        for (index, owner) in owners.enumerated() {
-            do throws(SubscribeError) {
-                try await owner.prepareJoin(topics: topics[index], channel: channel,
-                                            resumeAfter: resumeAfter.map { positions in slotsByShard[index].slots.map { positions[$0] } })
-            } catch {
-                for readied in 0..<index { await owners[readied].endJoin(topics: topics[readied]) }
-                throw error
+        // Every shard readies its topics before any registers the subscriber, all at once
+        // (a stream waits for the slowest, not for their sum); a refusal then leaves
+        // nothing registered anywhere.
+        guard owners.allSatisfy(\.isReady) else { throw .unavailable }
+        let prepared = await withTaskGroup(of: (Int, Bool).self, returning: [Bool].self) { group in
+            for (index, owner) in owners.enumerated() {
+                let positions = resumeAfter.map { positions in slotsByShard[index].slots.map { positions[$0] } }
+                group.addTask {
+                    do throws(SubscribeError) {
+                        try await owner.prepareJoin(topics: topics[index], channel: channel, resumeAfter: positions)
+                        return (index, true)
+                    } catch {
+                        return (index, false)
+                    }
+                }
             }
+            var prepared = Array(repeating: false, count: owners.count)
+            for await (index, ok) in group { prepared[index] = ok }
+            return prepared
+        }
+        guard prepared.allSatisfy({ $0 }) else {
+            for (index, owner) in owners.enumerated() where prepared[index] { await owner.endJoin(topics: topics[index]) }
+            throw .unavailable
         }
         let hubs = owners.map(\.tables)
         let configuration = hubs[0].configuration
@@ -174,8 +192,11 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
         }
     }
 
+    /// Every shard at once: each one's own last words to Redis do not wait for another's.
     public func shutdown() async {
-        for shard in shards { await shard.shutdown() }
+        await withDiscardingTaskGroup { group in
+            for shard in shards { group.addTask { await shard.shutdown() } }
+        }
     }
 }
 

@@ -67,12 +67,22 @@ public struct EngineMetric: Sendable, Equatable {
     public let help: String
     public let kind: Kind
     public let value: UInt64
+    /// How a `ShardedEngine` combines its shards' values of this figure.
+    public let merge: Merge
 
-    public init(name: String, help: String, kind: Kind, value: UInt64) {
+    /// A sharded engine's figure from its shards': the smallest (a gauge: the cluster's
+    /// `redis_up` is 1 only while every shard's link is), the sum (a counter of what
+    /// each shard does on its own), or the largest (a counter of events every shard
+    /// sees alike: a failover each loop's link follows).
+    public enum Merge: Sendable { case smallest, sum, largest }
+
+    /// - Parameter merge: by default the smallest for a gauge, the sum for a counter.
+    public init(name: String, help: String, kind: Kind, value: UInt64, merge: Merge? = nil) {
         self.name = name
         self.help = help
         self.kind = kind
         self.value = value
+        self.merge = merge ?? (kind == .gauge ? .smallest : .sum)
     }
 }
 

@@ -191,6 +191,17 @@ struct FollowedTopicTests {
         #expect(topic.fenceOverdue(2, progress: 4) == .extended(.none))  // Its times used up: overdue.
         #expect(topic.fenceOverdue(2, progress: 5) == .failed)
 
+        // A topic whose own sync failed is not catching up: its fences wait no longer.
+        var failing = FollowedTopic()
+        _ = failing.takeSubscribe()
+        _ = failing.subscribed()
+        _ = failing.takeSync()
+        failing.wait(.init(id: 4, state: 0, events: 4, catchUpTimesLeft: 5))
+        #expect(failing.fenceOverdue(4, progress: 1) == .extended(.none))
+        _ = failing.syncFailed()
+        #expect(failing.fenceOverdue(4, progress: 2) == .extended(.none))  // Overdue: the sync is due again.
+        #expect(failing.fenceOverdue(4, progress: 3) == .failed)
+
         var live = liveTopic(events: 3)
         live.wait(.init(id: 3, state: 0, events: 4, catchUpTimesLeft: 5))
         #expect(live.fenceOverdue(3, progress: 1) == .extended(.sync))

@@ -15,7 +15,7 @@ struct ShardedClusterTests {
         private let task: Task<Void, Never>
 
         /// - Parameter urls: one Redis per shard (the gateway gives all the same one).
-        init(_ urls: [String]) throws {
+        init(_ urls: [String], _ configure: (inout ClusterConfiguration) -> Void = { _ in }) throws {
             let counters = HubCounters()
             let ids = SubscriberIDs()
             let loops = EventLoop.loops(urls.count)
@@ -24,6 +24,7 @@ struct ShardedClusterTests {
                 configuration.connectTimeout = .milliseconds(500)
                 configuration.commandTimeout = .seconds(5)
                 configuration.gatewayID = ClusterConfiguration.randomGatewayID()
+                configure(&configuration)
                 return ClusterEngine(configuration: configuration, executor: loop.actorExecutor, counters: counters,
                                      subscriberIDs: ids)
             })
@@ -99,9 +100,8 @@ struct ShardedClusterTests {
         await redis.stop()
     }
 
-    /// A stream across shards whose second shard cannot reach its Redis is refused,
-    /// and registers nothing anywhere: the first shard, which readied its topic, lets
-    /// go of it. The engine is not ready and says which Redis is missing.
+    /// A stream across shards one of which cannot reach its Redis is refused at once,
+    /// and no shard follows its topics for it. The engine is not ready and says why.
     @Test func aShardThatCannotServeRefusesTheWholeStream() async throws {
         let redis = try await RedisServer.start()
         let unreachable = "redis://127.0.0.1:1"  // Nothing listens on port 1.
@@ -117,13 +117,48 @@ struct ShardedClusterTests {
                 _ = try await a.engine.subscribe(topics: .tagged([x, y]), channel: .state, resumeAfter: nil)
             }
             let first = a.engine.shards[0]
-            #expect(await first.arriving(x) == 0)
+            #expect(await first.arriving(x) == nil)
             #expect(await first.tables.registeredSubscribers() == 0)
             #expect(a.engine.counters.subscribers(.events) + a.engine.counters.subscribers(.state) == 0)
             // The topic of the shard that serves still takes a stream of its own.
             let alone = try await a.engine.subscribe(topic: x, channel: .state, lastEventID: nil)
             #expect(await first.subscriberCount(topic: x, channel: .state) == 1)
             alone.cancel()
+        } catch {
+            await a.stop()
+            await redis.stop()
+            throw error
+        }
+        await a.stop()
+        await redis.stop()
+    }
+
+    /// A stream across shards whose topic in one shard cannot be fenced (its syncs fail:
+    /// its window key is not a stream) is refused after that fence's time, and
+    /// registers nothing anywhere: the other shard, which had readied its topic, lets
+    /// go of it.
+    @Test func aFenceThatFailsInOneShardLeavesTheOtherShardHoldingNothing() async throws {
+        let redis = try await RedisServer.start()
+        let a = try RunningShardedEngine([redis.url, redis.url]) { $0.fenceTimeout = .milliseconds(100) }
+        do {
+            #expect(try await eventually { a.engine.isReady })
+            let x = a.topic(inShard: 0, "x")
+            let y = a.topic(inShard: 1, "y")
+            for index in 1...3 { _ = try await a.engine.publish(topic: y, channel: .events, data: "e\(index)", event: nil) }
+            let window = ClusterKeys(topic: y).events
+            _ = try await redis.run(["DEL", window])
+            _ = try await redis.run(["SET", window, "not a stream"])
+            let started = ContinuousClock.now
+            await #expect(throws: SubscribeError.unavailable) {
+                _ = try await a.engine.subscribe(topics: .tagged([x, y]), channel: .events, resumeAfter: nil)
+            }
+            #expect(ContinuousClock.now - started < .seconds(5), "the failing fence was let wait for the catch-up")
+            let (first, second) = (a.engine.shards[0], a.engine.shards[1])
+            #expect(await first.arriving(x) == 0)
+            #expect(await second.arriving(y) == 0)
+            let registered = (await first.tables.registeredSubscribers(), await second.tables.registeredSubscribers())
+            #expect(registered == (0, 0))
+            #expect(a.engine.counters.subscribers(.events) == 0)
         } catch {
             await a.stop()
             await redis.stop()
