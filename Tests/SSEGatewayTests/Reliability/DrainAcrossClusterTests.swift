@@ -136,6 +136,13 @@ extension Reliability {
             let target = "/events/\(topic(index))"
             do {
                 let first = try await SSETestClient.open(port: a, target: target)
+                guard first.head.status == 200 else {
+                    // Said as it is: a refused subscription would otherwise look like a stream ended early.
+                    seen.problem = "A answered \(first.head.status) \(first.head.reason)"
+                    first.close()
+                    opened.increment()  // Counted, so the test goes on and reports it.
+                    return seen
+                }
                 opened.increment()
                 while let event = try await first.next(within: 60) {
                     guard event.event != "gap", let id = UInt64(event.id ?? "") else {
