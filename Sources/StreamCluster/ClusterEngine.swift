@@ -80,8 +80,9 @@ public actor ClusterEngine: EngineShard {
     var writtenCounts: [String: (state: Int, events: Int)] = [:]
     /// Topics whose UNSUBSCRIBE is not confirmed yet: a new SUBSCRIBE of one waits for it.
     var unsubscribing: Set<String> = []
-    /// `SUBSCRIBE` batches confirmed and syncs answered so far: a fence whose topic
-    /// still catches up waits on while this moves (`FollowedTopic.fenceOverdue`).
+    /// `SUBSCRIBE` batches confirmed, syncs answered and rounds of fence reads answered
+    /// so far: a fence whose topic still catches up waits on while this moves
+    /// (`FollowedTopic.fenceOverdue`).
     var catchUpProgress: UInt64 = 0
     /// Sync scripts sent and not answered yet (at most `maxSyncsInFlight`).
     var syncsInFlight = 0
