@@ -42,7 +42,10 @@ struct ClusterFenceTests {
         let redis = try await RedisServer.start()
         let publisher = try RunningEngine(redis.url)
         var engines = [publisher]
-        do {
+        try await stoppingAfterwards({
+            for engine in engines { await engine.stop() }
+            await redis.stop()
+        }) {
             try await publisher.ready()
             let topics = (0..<120).map { "full/\($0)" }
             let value = String(repeating: "v", count: 1_000)
@@ -75,13 +78,7 @@ struct ClusterFenceTests {
             let took = try await subscribeAll(fenceTimeout: fenceTimeout)
             print("fence: 120 topics of 256 events of 1 kB on a fresh engine live after \(catchUp), "
                   + "then after \(took) with a fence timeout of \(fenceTimeout)")
-        } catch {
-            for engine in engines { await engine.stop() }
-            await redis.stop()
-            throw error
         }
-        for engine in engines { await engine.stop() }
-        await redis.stop()
     }
 
     /// A client that leaves while its subscriber waits for its fence leaves at once: no

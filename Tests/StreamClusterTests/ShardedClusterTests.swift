@@ -50,7 +50,11 @@ struct ShardedClusterTests {
         let redis = try await RedisServer.start()
         let a = try RunningShardedEngine([redis.url, redis.url])
         let b = try RunningEngine(redis.url)
-        do {
+        try await stoppingAfterwards({
+            await a.stop()
+            await b.stop()
+            await redis.stop()
+        }) {
             try await b.ready()
             #expect(try await eventually { a.engine.isReady })
             #expect(a.engine.metrics.first { $0.name == "sse_gateway_redis_up" }?.value == 1)
@@ -89,15 +93,7 @@ struct ShardedClusterTests {
             })
             #expect(try await eventually { (try? await b.publish(y, .events, "gone"))?.subscribers == 0 })
             #expect(a.engine.counters.subscribers(.events) + a.engine.counters.subscribers(.state) == 0)
-        } catch {
-            await a.stop()
-            await b.stop()
-            await redis.stop()
-            throw error
         }
-        await a.stop()
-        await b.stop()
-        await redis.stop()
     }
 
     /// A stream across shards one of which cannot reach its Redis is refused at once,
@@ -106,7 +102,10 @@ struct ShardedClusterTests {
         let redis = try await RedisServer.start()
         let unreachable = "redis://127.0.0.1:1"  // Nothing listens on port 1.
         let a = try RunningShardedEngine([redis.url, unreachable])
-        do {
+        try await stoppingAfterwards({
+            await a.stop()
+            await redis.stop()
+        }) {
             #expect(try await eventually { a.engine.shards[0].isReady })
             #expect(!a.engine.isReady)
             #expect(a.engine.notReadyReason != nil)
@@ -124,13 +123,7 @@ struct ShardedClusterTests {
             let alone = try await a.engine.subscribe(topic: x, channel: .state, lastEventID: nil)
             #expect(await first.subscriberCount(topic: x, channel: .state) == 1)
             alone.cancel()
-        } catch {
-            await a.stop()
-            await redis.stop()
-            throw error
         }
-        await a.stop()
-        await redis.stop()
     }
 
     /// A stream across shards whose topic in one shard cannot be fenced (its syncs fail:
@@ -140,7 +133,10 @@ struct ShardedClusterTests {
     @Test func aFenceThatFailsInOneShardLeavesTheOtherShardHoldingNothing() async throws {
         let redis = try await RedisServer.start()
         let a = try RunningShardedEngine([redis.url, redis.url]) { $0.fenceTimeout = .milliseconds(100) }
-        do {
+        try await stoppingAfterwards({
+            await a.stop()
+            await redis.stop()
+        }) {
             #expect(try await eventually { a.engine.isReady })
             let x = a.topic(inShard: 0, "x")
             let y = a.topic(inShard: 1, "y")
@@ -159,13 +155,7 @@ struct ShardedClusterTests {
             let registered = (await first.tables.registeredSubscribers(), await second.tables.registeredSubscribers())
             #expect(registered == (0, 0))
             #expect(a.engine.counters.subscribers(.events) == 0)
-        } catch {
-            await a.stop()
-            await redis.stop()
-            throw error
         }
-        await a.stop()
-        await redis.stop()
     }
 }
 

@@ -57,16 +57,24 @@ func withCluster(engines count: Int = 2, _ configure: @escaping (inout ClusterCo
                  _ body: (RedisServer, [RunningEngine]) async throws -> Void) async throws {
     let redis = try await RedisServer.start()
     let engines = try (0..<count).map { _ in try RunningEngine(redis.url, configure) }
-    do {
-        for engine in engines { try await engine.ready() }
-        try await body(redis, engines)
-    } catch {
+    try await stoppingAfterwards({
         for engine in engines { await engine.stop() }
         await redis.stop()
+    }) {
+        for engine in engines { try await engine.ready() }
+        try await body(redis, engines)
+    }
+}
+
+/// Runs `body`, then `stop` whether it threw or not (what a test started is stopped either way).
+func stoppingAfterwards(_ stop: () async -> Void, _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        await stop()
         throw error
     }
-    for engine in engines { await engine.stop() }
-    await redis.stop()
+    await stop()
 }
 
 extension Subscription {
