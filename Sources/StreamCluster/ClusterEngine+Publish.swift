@@ -81,30 +81,70 @@ extension ClusterEngine {
             shards[index].publishConstants = Self.publishConstants(configuration: configuration, gatewayID: configuration.gatewayID,
                                                                    shardKeys: shards[index].keys, sharded: routing.isCluster)
         }
-        let arguments = Self.publishScriptArguments(topic: topic, channel: channel, data: data, event: event, above: above,
-                                                    sharded: routing.isCluster, constants: shards[index].publishConstants!)
-        return .success(PublishPlan(shard: index, link: link, hash: scriptHashes["publish"],
-                                    scriptArguments: arguments, asking: asking != nil))
+        let item = Self.publishItem(topic: topic, channel: channel, data: data, event: event, above: above,
+                                    sharded: routing.isCluster)
+        return .success(PublishPlan(shard: index, link: link, hash: scriptHashes["publish"], item: item,
+                                    constants: shards[index].publishConstants!, asking: asking != nil,
+                                    batched: !routing.isCluster && asking == nil && configuration.minReplicas == 0))
     }
 
-    /// The publish script's key count, keys and arguments (`ClusterScripts.publish`);
-    /// `constants`: from `publishConstants`, for the topic's shard.
-    nonisolated static func publishScriptArguments(topic: String, channel: Channel, data: String, event: String?,
-                                                   above: UInt64, sharded: Bool, constants: RedisArguments) -> RedisArguments {
-        var arguments = RedisArguments(reservingCapacity: 5 * topic.utf8.count + data.utf8.count + constants.byteCount + 192)
-        arguments.append(4)
-        ClusterKeys.appendPublishKeys(topic: topic, channel: channel, to: &arguments)
-        arguments.append(channel.rawValue)
-        arguments.append(data)
-        arguments.append(event ?? "")
-        arguments.append(Int(above))
-        ClusterKeys.appendChannel(topic: topic, sharded: sharded, to: &arguments)
+    /// One value's keys and arguments for the publish script (`ClusterScripts.publish`).
+    nonisolated static func publishItem(topic: String, channel: Channel, data: String, event: String?,
+                                        above: UInt64, sharded: Bool) -> PublishItem {
+        var keys = RedisArguments(reservingCapacity: 4 * topic.utf8.count + 96)
+        ClusterKeys.appendPublishKeys(topic: topic, channel: channel, to: &keys)
+        var values = RedisArguments(reservingCapacity: topic.utf8.count + data.utf8.count + (event?.utf8.count ?? 0) + 96)
+        values.append(channel.rawValue)
+        values.append(data)
+        values.append(event ?? "")
+        values.append(Int(above))
+        ClusterKeys.appendChannel(topic: topic, sharded: sharded, to: &values)
+        return PublishItem(keys: keys, values: values)
+    }
+
+    /// The publish script's key count, keys and arguments for `items`, in order
+    /// (`constants`: from `publishConstants`, for their shard).
+    nonisolated static func publishBatchArguments(_ items: [PublishItem], constants: RedisArguments) -> RedisArguments {
+        var arguments = RedisArguments(reservingCapacity: items.reduce(constants.byteCount + 16) { $0 + $1.byteCount })
+        arguments.append(4 * items.count)
+        for item in items { arguments.append(contentsOf: item.keys) }
         arguments.append(contentsOf: constants)
+        for item in items { arguments.append(contentsOf: item.values) }
         return arguments
     }
 
+    /// Runs the publish script for `items` on `connection`: each one's id and the
+    /// other gateways' subscribers, or its refusal (the call's error for all of them).
+    nonisolated static func publishBatch(_ items: [PublishItem], constants: RedisArguments, hash: String?,
+                                         on connection: RedisConnection, asking: Bool,
+                                         timeout: Duration) async -> [Result<(UInt64, Int), PublishFailure>] {
+        let reply: RedisValue
+        do throws(RedisError) {
+            reply = try await evaluate(ClusterScripts.publish, hash: hash, on: connection,
+                                       scriptArguments: publishBatchArguments(items, constants: constants),
+                                       asking: asking, timeout: timeout)
+        } catch {
+            return Array(repeating: .failure(.redis(error)), count: items.count)
+        }
+        let unexpected = Result<(UInt64, Int), PublishFailure>.failure(.refused("Redis gave an unexpected reply to the publish script"))
+        guard let parts = reply.array, parts.count == 2 * items.count else {
+            return Array(repeating: unexpected, count: items.count)
+        }
+        return items.indices.map { index in
+            switch (parts[2 * index].integer, parts[2 * index + 1]) {
+            case (let id?, let subscribers) where id > 0:
+                guard let subscribers = subscribers.integer else { return unexpected }
+                return .success((UInt64(id), Int(max(0, subscribers))))
+            case (0?, let refusal):
+                return .failure(.redis(.server(refusal.string ?? "the publish script failed")))
+            default:
+                return unexpected
+            }
+        }
+    }
+
     /// The publish script's arguments shared by every publish of a gateway to one
-    /// shard (ARGV 6–11 of `ClusterScripts.publish`).
+    /// shard (the first six ARGV of `ClusterScripts.publish`).
     nonisolated static func publishConstants(configuration: ClusterConfiguration, gatewayID: String,
                                              shardKeys: ShardKeys, sharded: Bool) -> RedisArguments {
         var constants = RedisArguments()
@@ -122,7 +162,7 @@ extension ClusterEngine {
     /// out its timeout). Returns the id and the other gateways' subscribers.
     private nonisolated func store(_ plan: PublishPlan,
                                    until deadline: ContinuousClock.Instant) async -> Result<(UInt64, Int), PublishFailure> {
-        guard configuration.minReplicas > 0 else { return await runScript(plan) }
+        guard configuration.minReplicas > 0 else { return await runScript(plan, until: deadline) }
         guard await takeReplicaTurn(shard: plan.shard, until: deadline) else {
             let reason = ContinuousClock.now >= deadline
                 ? "waited for the publishes before it on the shard (--redis-min-replicas: one WAIT at a time) "
@@ -131,7 +171,7 @@ extension ClusterEngine {
             return .failure(.refused(reason))
         }
         var short: Int?
-        let stored = await runScript(plan)
+        let stored = await runScript(plan, until: deadline)
         var outcome = stored
         if case .success = stored {
             do throws(RedisError) {
@@ -151,20 +191,15 @@ extension ClusterEngine {
         return outcome
     }
 
-    private nonisolated func runScript(_ plan: PublishPlan) async -> Result<(UInt64, Int), PublishFailure> {
-        let reply: RedisValue
-        do throws(RedisError) {
-            reply = try await Self.evaluate(ClusterScripts.publish, hash: plan.hash, on: plan.link.publisher,
-                                            scriptArguments: plan.scriptArguments, asking: plan.asking,
-                                            timeout: configuration.commandTimeout)
-        } catch {
-            return .failure(.redis(error))
+    /// The script for the plan's value: in a batch with other publishes of this link
+    /// (`PublishBatcher`) where the plan allows, else alone.
+    private nonisolated func runScript(_ plan: PublishPlan,
+                                       until deadline: ContinuousClock.Instant) async -> Result<(UInt64, Int), PublishFailure> {
+        if plan.batched {
+            return await plan.link.publishes.publish(plan.item, constants: plan.constants, hash: plan.hash, until: deadline)
         }
-        guard let parts = reply.array, parts.count == 2, let id = parts[0].integer, id > 0,
-              let subscribers = parts[1].integer else {
-            return .failure(.refused("Redis gave an unexpected reply to the publish script"))
-        }
-        return .success((UInt64(id), Int(max(0, subscribers))))
+        return await Self.publishBatch([plan.item], constants: plan.constants, hash: plan.hash, on: plan.link.publisher,
+                                        asking: plan.asking, timeout: configuration.commandTimeout)[0]
     }
 
     /// The value is stored with `message.id`: into the mirror at once when next in id
@@ -256,10 +291,14 @@ struct PublishPlan: Sendable {
     let link: RedisLink
     /// The publish script's hash from `SCRIPT LOAD` (nil: its text is sent).
     let hash: String?
-    /// The script's key count, keys and arguments.
-    let scriptArguments: RedisArguments
+    /// The value's keys and arguments.
+    let item: PublishItem
+    /// The script's arguments for every publish to the shard.
+    let constants: RedisArguments
     /// After `ASKING`, to the node importing the topic's slot.
     let asking: Bool
+    /// Whether it may go in one call with other publishes (`PublishBatcher`).
+    let batched: Bool
 }
 
 /// What the tries of one publish have followed so far (each redirection once).

@@ -7,8 +7,8 @@ import Synchronization
 /// to clients (API.md, "A cluster of gateways on Redis").
 ///
 /// Ids, state values and replay windows live in Redis, written by one Lua script
-/// per publish (`ClusterScripts.publish`) that assigns the id, stores the value and
-/// announces it on the topic's pub/sub channel. Each gateway follows the topics its
+/// (`ClusterScripts.publish`, several publishes to a call under load: `PublishBatcher`)
+/// that assigns each value its id, stores it and announces it on the topic's pub/sub channel. Each gateway follows the topics its
 /// subscribers want (`FollowedTopic`): subscribed to their channels, with its own
 /// `Hub` as a mirror that fans each message out to the local subscribers (one
 /// pub/sub message per topic per gateway). A new subscriber first waits for its

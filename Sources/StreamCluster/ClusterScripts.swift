@@ -79,66 +79,86 @@ enum ClusterScripts {
     return {redis.call('PTTL', KEYS[1]), redis.call('SISMEMBER', KEYS[1] .. ':raised', ARGV[2])}
     """
 
-    /// Publishes one value. KEYS: ids, state, events, counts of the channel.
-    /// ARGV: channel (`state`/`events`), data, event name (`""` for none), the id the
+    /// Publishes a batch of values, each as if alone, in order (a topic twice in a batch
+    /// gets two ids in that order). KEYS: four for each value: ids, state, events, counts
+    /// of its channel. ARGV: first what is the same for every publish to one shard
+    /// (encoded once: `RedisShard.publishConstants`): replay count, replay age in ms,
+    /// the gateway liveness key prefix, the publishing gateway's id (its own
+    /// subscribers it counts itself, exactly), the pause key (`sse:refloor`, or the
+    /// shard's on Redis Cluster), the announcing command (`PUBLISH`, or `SPUBLISH` on
+    /// Redis Cluster: the channel is then in the topic's slot); then five for each
+    /// value: channel (`state`/`events`), data, event name (`""` for none), the id the
     /// new one must be above (the last the publishing gateway holds: ids never go
-    /// backwards for its subscribers even if Redis lost the counter), the pub/sub
-    /// channel; then what is the same for every publish to one shard (encoded once:
-    /// `RedisShard.publishConstants`): replay count, replay age in ms, the gateway
-    /// liveness key prefix, the publishing gateway's id (its own subscribers it counts
-    /// itself, exactly), the pause key (`sse:refloor`, or the shard's on Redis
-    /// Cluster), the announcing command (`PUBLISH`, or `SPUBLISH` on Redis Cluster:
-    /// the channel is then in the topic's slot).
+    /// backwards for its subscribers even if Redis lost the counter), the pub/sub channel.
     /// The liveness and pause keys are the shard's own (`ShardKeys`): on Redis Cluster
-    /// undeclared keys of the same node, which Redis 7 lets a script without a shebang read.
-    /// Returns `{id, subscribers of every other live gateway}`, or an error while
-    /// publishes pause (`paused`: Redis came back empty, or failed over, and the
-    /// gateways are raising the counters to the ids they hold: nothing is published meanwhile).
+    /// undeclared keys of the same node, which Redis 7 lets a script without a shebang
+    /// read (there every batch is of one value: a script's keys must share a slot).
+    /// Returns two elements per value: `id, subscribers of every other live gateway`,
+    /// or `0, error text` when Redis refused that value's commands (the others stand).
+    /// The whole batch is an error while publishes pause (`paused`: Redis came back
+    /// empty, or failed over, and the gateways are raising the counters to the ids
+    /// they hold: nothing is published meanwhile).
+    /// Why batches: Redis spends about 14 µs on a call of one value and 7 µs a value
+    /// in calls of 16 (`PublishBatcher`).
     static let publish = paused + """
-    if paused(ARGV[10], ARGV[8]) then
+    if paused(ARGV[5], ARGV[3]) then
       return redis.error_reply('REFLOOR Redis came back empty; the gateways are restoring the ids')
     end
-    local channel = ARGV[1]
-    local id = redis.call('HINCRBY', KEYS[1], channel, 1)
-    local above = tonumber(ARGV[4])
-    if channel == 'state' then
-      local held = tonumber(redis.call('HGET', KEYS[2], 'id') or '0')
-      if held > above then above = held end
-    end
-    if id <= above then
-      id = above + 1
-      redis.call('HSET', KEYS[1], channel, string.format('%d', id))
-    end
-    local sid = string.format('%d', id)
     local t = redis.call('TIME')
     local ms = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-    if channel == 'state' then
-      redis.call('HSET', KEYS[2], 'id', sid, 'data', ARGV[2], 'event', ARGV[3])
-    elseif tonumber(ARGV[6]) > 0 then
-      local added = redis.pcall('XADD', KEYS[3], 'MAXLEN', ARGV[6], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
-      if type(added) == 'table' and added.err then
-        -- The window holds a newer id than the counter (the counter was lost): go past it.
-        local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
-        id = tonumber(string.match(last[1][1], '^(%d+)')) + 1
-        sid = string.format('%d', id)
-        redis.call('HSET', KEYS[1], channel, sid)
-        redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[6], sid .. '-0', 'd', ARGV[2], 'e', ARGV[3], 't', ms)
+    local function publish(k, a)
+      local channel = ARGV[a + 1]
+      local id = redis.call('HINCRBY', KEYS[k + 1], channel, 1)
+      local above = tonumber(ARGV[a + 4])
+      if channel == 'state' then
+        local held = tonumber(redis.call('HGET', KEYS[k + 2], 'id') or '0')
+        if held > above then above = held end
       end
-      redis.call('PEXPIRE', KEYS[3], ARGV[7])
+      if id <= above then
+        id = above + 1
+        redis.call('HSET', KEYS[k + 1], channel, string.format('%d', id))
+      end
+      local sid = string.format('%d', id)
+      if channel == 'state' then
+        redis.call('HSET', KEYS[k + 2], 'id', sid, 'data', ARGV[a + 2], 'event', ARGV[a + 3])
+      elseif tonumber(ARGV[1]) > 0 then
+        local added = redis.pcall('XADD', KEYS[k + 3], 'MAXLEN', '~', ARGV[1], sid .. '-0', 'd', ARGV[a + 2], 'e', ARGV[a + 3], 't', ms)
+        if type(added) == 'table' and added.err then
+          -- The window holds a newer id than the counter (the counter was lost): go past it.
+          local last = redis.call('XREVRANGE', KEYS[k + 3], '+', '-', 'COUNT', 1)
+          id = tonumber(string.match(last[1][1], '^(%d+)')) + 1
+          sid = string.format('%d', id)
+          redis.call('HSET', KEYS[k + 1], channel, sid)
+          redis.call('XADD', KEYS[k + 3], 'MAXLEN', '~', ARGV[1], sid .. '-0', 'd', ARGV[a + 2], 'e', ARGV[a + 3], 't', ms)
+        end
+        redis.call('PEXPIRE', KEYS[k + 3], ARGV[2])
+      end
+      redis.call(ARGV[6], ARGV[a + 5], string.sub(channel, 1, 1) .. sid .. '\\n' .. ARGV[a + 3] .. '\\n' .. ARGV[a + 2])
+      local n = 0
+      local counts = redis.call('HGETALL', KEYS[k + 4])
+      for i = 1, #counts, 2 do
+        if counts[i] == ARGV[4] then
+          -- This gateway's own: it adds them itself.
+        elseif redis.call('EXISTS', ARGV[3] .. counts[i]) == 1 then
+          n = n + tonumber(counts[i + 1])
+        else
+          redis.call('HDEL', KEYS[k + 4], counts[i])
+        end
+      end
+      return id, n
     end
-    redis.call(ARGV[11], ARGV[5], string.sub(channel, 1, 1) .. sid .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2])
-    local n = 0
-    local counts = redis.call('HGETALL', KEYS[4])
-    for i = 1, #counts, 2 do
-      if counts[i] == ARGV[9] then
-        -- This gateway's own: it adds them itself.
-      elseif redis.call('EXISTS', ARGV[8] .. counts[i]) == 1 then
-        n = n + tonumber(counts[i + 1])
+    local replies = {}
+    for p = 0, #KEYS / 4 - 1 do
+      local ok, id, n = pcall(publish, p * 4, 6 + p * 5)
+      if ok then
+        replies[#replies + 1] = id
+        replies[#replies + 1] = n
       else
-        redis.call('HDEL', KEYS[4], counts[i])
+        replies[#replies + 1] = 0
+        replies[#replies + 1] = type(id) == 'table' and id.err or tostring(id)
       end
     end
-    return {id, n}
+    return replies
     """
 
     /// What a gateway needs to follow a topic from where it stands. KEYS: ids,

@@ -11,6 +11,16 @@ struct RedisLink: Sendable, NumberedLink {
     let publisher: RedisConnection
     /// Which link this is (messages of an older one are ignored).
     let generation: UInt64
+    /// The publishes on `publisher`, several to a script call under load.
+    let publishes: PublishBatcher
+
+    init(command: RedisConnection, subscriber: RedisSubscriber, publisher: RedisConnection, generation: UInt64) {
+        self.command = command
+        self.subscriber = subscriber
+        self.publisher = publisher
+        self.generation = generation
+        publishes = PublishBatcher(connection: publisher)
+    }
 
     var isOpen: Bool { command.isOpen && subscriber.isOpen && publisher.isOpen }
 

@@ -116,8 +116,8 @@ func publishDirectly(to url: String, topic: String, _ values: [String], configur
     var ids: [UInt64] = []
     for value in values {
         var command = RedisArguments(["EVAL", ClusterScripts.publish])
-        command.append(contentsOf: ClusterEngine.publishScriptArguments(topic: topic, channel: .events, data: value, event: nil,
-                                                                        above: 0, sharded: false, constants: constants))
+        let item = ClusterEngine.publishItem(topic: topic, channel: .events, data: value, event: nil, above: 0, sharded: false)
+        command.append(contentsOf: ClusterEngine.publishBatchArguments([item], constants: constants))
         let reply = try await connection.command(command, timeout: .seconds(2))
         ids.append(UInt64(reply.array?.first?.integer ?? 0))
     }
