@@ -180,9 +180,10 @@ extension ClusterEngine {
 
     /// `runScript` off the engine (a publish on its caller's loop): `hash` is the script's
     /// from `scriptHashes`, read on the engine; `scriptArguments`: the key count, the keys
-    /// and the arguments.
+    /// and the arguments. `cancellable` false: sent and answered even if the calling
+    /// task is cancelled (a batch of publishes, sent on behalf of others too).
     nonisolated static func evaluate(_ text: String, hash: String?, on connection: RedisConnection,
-                                     scriptArguments: RedisArguments, asking: Bool,
+                                     scriptArguments: RedisArguments, asking: Bool, cancellable: Bool = true,
                                      timeout: Duration) async throws(RedisError) -> RedisValue {
         func command(_ name: String, _ script: String) -> RedisArguments {
             var command = RedisArguments(reservingCapacity: scriptArguments.byteCount + script.utf8.count + 32)
@@ -191,15 +192,18 @@ extension ClusterEngine {
             command.append(contentsOf: scriptArguments)
             return command
         }
+        func send(_ command: RedisArguments) async throws(RedisError) -> RedisValue {
+            if asking { return try await connection.commandAfterAsking(command, timeout: timeout) }
+            return cancellable ? try await connection.command(command, timeout: timeout)
+                               : try await connection.commandIgnoringCancellation(command, timeout: timeout)
+        }
         if let hash {
             do {
-                return asking ? try await connection.commandAfterAsking(command("EVALSHA", hash), timeout: timeout)
-                              : try await connection.command(command("EVALSHA", hash), timeout: timeout)
+                return try await send(command("EVALSHA", hash))
             } catch .server(let message) where message.hasPrefix("NOSCRIPT") {
                 // Fall through to EVAL, which also caches the script again.
             }
         }
-        return asking ? try await connection.commandAfterAsking(command("EVAL", text), timeout: timeout)
-                      : try await connection.command(command("EVAL", text), timeout: timeout)
+        return try await send(command("EVAL", text))
     }
 }

@@ -115,14 +115,15 @@ extension ClusterEngine {
 
     /// Runs the publish script for `items` on `connection`: each one's id and the
     /// other gateways' subscribers, or its refusal (the call's error for all of them).
+    /// `cancellable` false: sent and answered even if the calling task is cancelled.
     nonisolated static func publishBatch(_ items: [PublishItem], constants: RedisArguments, hash: String?,
-                                         on connection: RedisConnection, asking: Bool,
+                                         on connection: RedisConnection, asking: Bool, cancellable: Bool = true,
                                          timeout: Duration) async -> [Result<(UInt64, Int), PublishFailure>] {
         let reply: RedisValue
         do throws(RedisError) {
             reply = try await evaluate(ClusterScripts.publish, hash: hash, on: connection,
                                        scriptArguments: publishBatchArguments(items, constants: constants),
-                                       asking: asking, timeout: timeout)
+                                       asking: asking, cancellable: cancellable, timeout: timeout)
         } catch {
             return Array(repeating: .failure(.redis(error)), count: items.count)
         }
@@ -196,7 +197,8 @@ extension ClusterEngine {
     private nonisolated func runScript(_ plan: PublishPlan,
                                        until deadline: ContinuousClock.Instant) async -> Result<(UInt64, Int), PublishFailure> {
         if plan.batched {
-            return await plan.link.publishes.publish(plan.item, constants: plan.constants, hash: plan.hash, until: deadline)
+            return await plan.link.publishes.publish(plan.item, constants: plan.constants, hash: plan.hash, until: deadline,
+                                                     timeout: configuration.commandTimeout)
         }
         return await Self.publishBatch([plan.item], constants: plan.constants, hash: plan.hash, on: plan.link.publisher,
                                         asking: plan.asking, timeout: configuration.commandTimeout)[0]

@@ -14,10 +14,17 @@ import RedisClient
 ///   no publish waits for another's answer to be sent;
 /// - each publish gets its own outcome: its id and the other gateways' subscribers,
 ///   or its own refusal (Redis's error for its commands, the whole call's error, or
-///   its deadline passed before its batch was sent: nothing of it was sent then);
-/// - publishes of one topic handed in one after another are stored in that order;
+///   its deadline passed before its batch was sent: nothing of it was sent then). A
+///   cancelled leader (its client went away) still sends the batch and waits for it:
+///   the others' outcomes do not depend on it;
+/// - a publish handed in after another one was answered is stored after it (one
+///   connection's publishes, each awaited before the next, keep their order). Batches
+///   handed in at once on several loops may be sent in either order, as concurrent
+///   publishes may be stored in either order;
 /// - no task of its own: the leader's task sends the batch and hands each of the
-///   others its outcome. Nothing is resumed while the lock is held.
+///   others its outcome. Nothing is resumed while the lock is held. A publish waits
+///   for its leader, which sends within this loop turn and is answered within the
+///   command timeout (or the connection closes and fails them all).
 ///
 /// Only where one call may carry any topics: not on Redis Cluster (a script's keys
 /// share one slot there), not after `ASKING`, not with `--redis-min-replicas` (each
@@ -49,8 +56,10 @@ final class PublishBatcher: Sendable {
 
     /// Publishes `item` with the script call's `constants` and `hash` (the same for
     /// every publish on this connection: it serves one Redis outside Redis Cluster).
+    /// `deadline`: past it, the publish is refused without being sent; `timeout`: the
+    /// call's, from when it is sent.
     func publish(_ item: PublishItem, constants: RedisArguments, hash: String?,
-                 until deadline: ContinuousClock.Instant) async -> Result<(UInt64, Int), PublishFailure> {
+                 until deadline: ContinuousClock.Instant, timeout: Duration) async -> Result<(UInt64, Int), PublishFailure> {
         let turn = await withUnsafeContinuation { (continuation: UnsafeContinuation<Turn, Never>) in
             let waiter = Waiter(item: item, deadline: deadline, continuation: continuation)
             if case .lead(let number) = batching.withLock({ $0.admit(waiter, bytes: item.byteCount) }) {
@@ -64,19 +73,20 @@ final class PublishBatcher: Sendable {
             // Behind this turn's other jobs: their publishes join the batch.
             await Task.yield()
             let batch = batching.withLock { $0.take(number) }
-            return await send(batch, constants: constants, hash: hash)
+            return await send(batch, constants: constants, hash: hash, timeout: timeout)
         }
     }
 
     /// Sends `batch` (its first publish is the caller's) as one call, less the publishes
     /// whose deadline passed, then hands every other publish its outcome. Returns the caller's.
-    private func send(_ batch: [Waiter], constants: RedisArguments, hash: String?) async -> Result<(UInt64, Int), PublishFailure> {
+    private func send(_ batch: [Waiter], constants: RedisArguments, hash: String?,
+                      timeout: Duration) async -> Result<(UInt64, Int), PublishFailure> {
         let now = ContinuousClock.now
         let live = batch.indices.filter { batch[$0].deadline > now }
-        var outcomes = [Result<(UInt64, Int), PublishFailure>](repeating: .failure(.redis(.timedOut)), count: batch.count)
-        if let earliest = live.lazy.map({ batch[$0].deadline }).min() {
+        var outcomes = [Result<(UInt64, Int), PublishFailure>](repeating: .failure(.refused(Self.lateReason)), count: batch.count)
+        if !live.isEmpty {
             let answered = await ClusterEngine.publishBatch(live.map { batch[$0].item }, constants: constants, hash: hash,
-                                                            on: connection, asking: false, timeout: earliest - now)
+                                                            on: connection, asking: false, cancellable: false, timeout: timeout)
             for (index, outcome) in zip(live, answered) { outcomes[index] = outcome }
         }
         for index in batch.indices.dropFirst() {
@@ -84,6 +94,8 @@ final class PublishBatcher: Sendable {
         }
         return outcomes[0]
     }
+
+    static let lateReason = "the publish waited past its deadline before it could be sent to Redis (nothing was stored); retry in a moment"
 }
 
 /// One value to publish as the publish script takes it (`ClusterScripts.publish`).

@@ -58,6 +58,23 @@ struct RedisConnectionTests {
         #expect(try await redis.command(["SET", "after", "1"], timeout: Self.timeout) == .status("OK"))
     }
 
+    /// A call that ignores cancellation is answered though its task was cancelled before it was sent.
+    @Test func aCallIgnoringCancellationIsAnsweredAnyway() async throws {
+        let server = try await RedisServer.start()
+        let redis = try await connect(server)
+        defer { redis.close() }
+        let call = Task { () -> Result<RedisValue, RedisError> in
+            do throws(RedisError) {
+                return .success(try await redis.commandIgnoringCancellation(RedisArguments(["INCR", "counted"]), timeout: Self.timeout))
+            } catch {
+                return .failure(error)
+            }
+        }
+        call.cancel()
+        #expect(await call.value == .success(.integer(1)))
+        #expect(try await redis.command(["GET", "counted"], timeout: Self.timeout) == .bulk(Array("1".utf8)))
+    }
+
     /// 1,000 concurrent INCRs are pipelined and each caller gets its own reply, in order.
     @Test func thousandConcurrentCommandsAnsweredInOrder() async throws {
         let server = try await RedisServer.start()

@@ -12,9 +12,10 @@ import HTTPCore
 /// - an error reply throws `.server(message)` and the connection stays usable;
 ///   `.timedOut` from a full pipeline (100,000 pending commands or 64 MiB unsent)
 ///   leaves it open too; every other error means it is closed.
-/// - cancelling the calling task does not interrupt a command (its reply is
-///   still on its way and the pipeline must consume it): the call ends with its
-///   reply or within its timeout, as without cancellation.
+/// - a cancelled caller stops waiting at once with `.cancelled` (before its command
+///   was written: nothing is sent); a reply still on its way is read and dropped, and
+///   the connection goes on. `commandIgnoringCancellation` waits for its reply
+///   regardless, within its timeout.
 /// - `onClose` handlers run once, when the connection is closed or lost.
 /// - bounded: at most 100,000 pending commands, 64 MiB of unsent commands, a
 ///   64 KiB read buffer and 64 MiB for one reply being assembled.
@@ -47,6 +48,13 @@ public final class RedisConnection: Sendable {
     ///   `.protocolError` as the type says.
     public func command(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
         try await core.command(arguments, timeout: timeout)
+    }
+
+    /// `command`, sent and answered even if the calling task is cancelled (for a call
+    /// made on behalf of other tasks too: a batch of publishes). Throws as `command`,
+    /// never `.cancelled`.
+    public func commandIgnoringCancellation(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
+        try await core.command(arguments, cancellable: false, timeout: timeout)
     }
 
     /// `command` with byte arguments.

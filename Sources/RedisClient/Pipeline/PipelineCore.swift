@@ -79,20 +79,22 @@ final class PipelineCore: Sendable {
 
     /// Sends a command and waits for its `replies` replies (the last one is returned).
     /// A cancelled task stops waiting at once with `.cancelled` (before it is sent:
-    /// nothing is sent); its reply, when it comes, is read and dropped.
+    /// nothing is sent); its reply, when it comes, is read and dropped. Not when
+    /// `cancellable` is false: then the call is sent and answered as if not cancelled
+    /// (a call made on behalf of other tasks too).
     /// `shardUnsubscribes`: the channels of a SUNSUBSCRIBE (its replies are told
     /// apart from the `sunsubscribe` pushes Redis Cluster sends unasked).
     /// `asking`: `ASKING` goes first, in the same write and the same entry (its reply
     /// counts as one more; an error of either is the call's error, after both came),
     /// so no other caller's command comes between them.
     func command(_ arguments: RedisArguments, replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
-                 asking: Bool = false, timeout: Duration) async throws(RedisError) -> RedisValue {
+                 asking: Bool = false, cancellable: Bool = true, timeout: Duration) async throws(RedisError) -> RedisValue {
         precondition(arguments.count > 0, "a Redis command needs at least its name")
         precondition(!asking || replies == 1, "ASKING precedes a command of one reply")
         let deadline = ContinuousClock.now + timeout
         let slot = ReplySlot()
         let command = EncodedCommand(arguments: arguments, afterAsking: asking)
-        await withTaskCancellationHandler {
+        @Sendable func sendAndPark() async {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let wake: (writer: Writer?, caller: UnsafeContinuation<Void, Never>?) = state.withLock { state in
                     // Cancelled before it parked: nothing is sent.
@@ -109,8 +111,15 @@ final class PipelineCore: Sendable {
                 wake.writer?.resume()
                 wake.caller?.resume()
             }
-        } onCancel: {
-            state.withLock { _ in slot.settle(.failure(.cancelled)) }?.resume()
+        }
+        if cancellable {
+            await withTaskCancellationHandler {
+                await sendAndPark()
+            } onCancel: {
+                state.withLock { _ in slot.settle(.failure(.cancelled)) }?.resume()
+            }
+        } else {
+            await sendAndPark()
         }
         // Settled, always: whoever resumed this task recorded the result first.
         return try state.withLock { _ in slot.result! }.get()
