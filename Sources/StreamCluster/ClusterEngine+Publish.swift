@@ -118,7 +118,7 @@ extension ClusterEngine {
     /// `cancellable` false: sent and answered even if the calling task is cancelled.
     nonisolated static func publishBatch(_ items: [PublishItem], constants: RedisArguments, hash: String?,
                                          on connection: RedisConnection, asking: Bool, cancellable: Bool = true,
-                                         timeout: Duration) async -> [Result<(UInt64, Int), PublishFailure>] {
+                                         timeout: Duration) async -> [PublishOutcome] {
         let reply: RedisValue
         do throws(RedisError) {
             reply = try await evaluate(ClusterScripts.publish, hash: hash, on: connection,
@@ -127,7 +127,7 @@ extension ClusterEngine {
         } catch {
             return Array(repeating: .failure(.redis(error)), count: items.count)
         }
-        let unexpected = Result<(UInt64, Int), PublishFailure>.failure(.refused("Redis gave an unexpected reply to the publish script"))
+        let unexpected = PublishOutcome.failure(.refused("Redis gave an unexpected reply to the publish script"))
         guard let parts = reply.array, parts.count == 2 * items.count else {
             return Array(repeating: unexpected, count: items.count)
         }
@@ -162,7 +162,7 @@ extension ClusterEngine {
     /// per shard: a `WAIT` blocks its connection, others pipelined behind it would wait
     /// out its timeout). Returns the id and the other gateways' subscribers.
     private nonisolated func store(_ plan: PublishPlan,
-                                   until deadline: ContinuousClock.Instant) async -> Result<(UInt64, Int), PublishFailure> {
+                                   until deadline: ContinuousClock.Instant) async -> PublishOutcome {
         guard configuration.minReplicas > 0 else { return await runScript(plan, until: deadline) }
         guard await takeReplicaTurn(shard: plan.shard, until: deadline) else {
             let reason = ContinuousClock.now >= deadline
@@ -195,7 +195,7 @@ extension ClusterEngine {
     /// The script for the plan's value: in a batch with other publishes of this link
     /// (`PublishBatcher`) where the plan allows, else alone.
     private nonisolated func runScript(_ plan: PublishPlan,
-                                       until deadline: ContinuousClock.Instant) async -> Result<(UInt64, Int), PublishFailure> {
+                                       until deadline: ContinuousClock.Instant) async -> PublishOutcome {
         if plan.batched {
             return await plan.link.publishes.publish(plan.item, constants: plan.constants, hash: plan.hash, until: deadline,
                                                      timeout: configuration.commandTimeout)

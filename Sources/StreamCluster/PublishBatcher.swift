@@ -34,9 +34,9 @@ final class PublishBatcher: Sendable {
     let connection: RedisConnection
     private let batching: Locked<PublishBatching<Waiter>>
 
-    init(connection: RedisConnection, batching: PublishBatching<Waiter> = PublishBatching()) {
+    init(connection: RedisConnection) {
         self.connection = connection
-        self.batching = Locked(batching)
+        batching = Locked(PublishBatching())
     }
 
     /// A publish handed in and not answered yet.
@@ -51,7 +51,7 @@ final class PublishBatcher: Sendable {
         /// It leads batch `number` (told at once, without suspending).
         case lead(UInt64)
         /// Its batch's leader answers it.
-        case done(Result<(UInt64, Int), PublishFailure>)
+        case done(PublishOutcome)
     }
 
     /// Publishes `item` with the script call's `constants` and `hash` (the same for
@@ -59,7 +59,7 @@ final class PublishBatcher: Sendable {
     /// `deadline`: past it, the publish is refused without being sent; `timeout`: the
     /// call's, from when it is sent.
     func publish(_ item: PublishItem, constants: RedisArguments, hash: String?,
-                 until deadline: ContinuousClock.Instant, timeout: Duration) async -> Result<(UInt64, Int), PublishFailure> {
+                 until deadline: ContinuousClock.Instant, timeout: Duration) async -> PublishOutcome {
         let turn = await withUnsafeContinuation { (continuation: UnsafeContinuation<Turn, Never>) in
             let waiter = Waiter(item: item, deadline: deadline, continuation: continuation)
             if case .lead(let number) = batching.withLock({ $0.admit(waiter, bytes: item.byteCount) }) {
@@ -80,10 +80,10 @@ final class PublishBatcher: Sendable {
     /// Sends `batch` (its first publish is the caller's) as one call, less the publishes
     /// whose deadline passed, then hands every other publish its outcome. Returns the caller's.
     private func send(_ batch: [Waiter], constants: RedisArguments, hash: String?,
-                      timeout: Duration) async -> Result<(UInt64, Int), PublishFailure> {
+                      timeout: Duration) async -> PublishOutcome {
         let now = ContinuousClock.now
         let live = batch.indices.filter { batch[$0].deadline > now }
-        var outcomes = [Result<(UInt64, Int), PublishFailure>](repeating: .failure(.refused(Self.lateReason)), count: batch.count)
+        var outcomes = [PublishOutcome](repeating: .failure(.refused(Self.lateReason)), count: batch.count)
         if !live.isEmpty {
             let answered = await ClusterEngine.publishBatch(live.map { batch[$0].item }, constants: constants, hash: hash,
                                                             on: connection, asking: false, cancellable: false, timeout: timeout)
@@ -97,6 +97,9 @@ final class PublishBatcher: Sendable {
 
     static let lateReason = "the publish waited past its deadline before it could be sent to Redis (nothing was stored); retry in a moment"
 }
+
+/// One publish's outcome from Redis: its id and the other gateways' subscribers, or why it failed.
+typealias PublishOutcome = Result<(UInt64, Int), PublishFailure>
 
 /// One value to publish as the publish script takes it (`ClusterScripts.publish`).
 struct PublishItem: Sendable {

@@ -77,13 +77,7 @@ struct PublishBatcherTests {
 
     /// A publish whose deadline passed before its batch was sent is refused, and nothing of it reaches Redis.
     @Test func aPublishPastItsDeadlineIsNotSent() async throws {
-        let redis = try await RedisServer.start()
-        try await stoppingAfterwards({ await redis.stop() }) {
-            let connection = try await RedisConnection.connect(to: try RedisURL(parsing: redis.url), timeout: .seconds(2))
-            defer { connection.close() }
-            let batcher = PublishBatcher(connection: connection)
-            let constants = ClusterEngine.publishConstants(configuration: ClusterConfiguration(redis: try RedisEndpoint(parsing: redis.url)),
-                                                           gatewayID: "test", shardKeys: .global, sharded: false)
+        try await withBatcher { redis, batcher, constants async throws in
             let item = ClusterEngine.publishItem(topic: "late", channel: .events, data: "v", event: nil, above: 0, sharded: false)
             let late = await batcher.publish(item, constants: constants, hash: nil, until: .now - .milliseconds(1),
                                              timeout: .seconds(2))
@@ -103,15 +97,9 @@ struct PublishBatcherTests {
     /// one batch: each is still sent, stored and answered with its id; the leader's
     /// cancellation does not refuse the others.
     @Test func aCancelledLeaderStillSendsItsBatch() async throws {
-        let redis = try await RedisServer.start()
-        try await stoppingAfterwards({ await redis.stop() }) {
-            let connection = try await RedisConnection.connect(to: try RedisURL(parsing: redis.url), timeout: .seconds(2))
-            defer { connection.close() }
-            let batcher = PublishBatcher(connection: connection)
-            let constants = ClusterEngine.publishConstants(configuration: ClusterConfiguration(redis: try RedisEndpoint(parsing: redis.url)),
-                                                           gatewayID: "test", shardKeys: .global, sharded: false)
+        try await withBatcher { redis, batcher, constants async throws in
             let cancelled = Task {
-                await withTaskGroup(of: Result<(UInt64, Int), PublishFailure>.self) { group in
+                await withTaskGroup(of: PublishOutcome.self) { group in
                     for index in 0..<5 {
                         let item = ClusterEngine.publishItem(topic: "gone", channel: .events, data: "v\(index)", event: nil,
                                                              above: 0, sharded: false)
@@ -119,13 +107,25 @@ struct PublishBatcherTests {
                             await batcher.publish(item, constants: constants, hash: nil, until: .now + .seconds(2), timeout: .seconds(2))
                         }
                     }
-                    return await group.reduce(into: [Result<(UInt64, Int), PublishFailure>]()) { $0.append($1) }
+                    return await group.reduce(into: [PublishOutcome]()) { $0.append($1) }
                 }
             }
             cancelled.cancel()
             let outcomes = await cancelled.value
             #expect(outcomes.compactMap { try? $0.get().0 }.sorted() == [1, 2, 3, 4, 5], "\(outcomes)")
             #expect(try await redis.run(["XLEN", "sse:{gone}:events"]).integer == 5)
+        }
+    }
+
+    /// A batcher on its own connection to a fresh Redis, with a gateway's constants for it.
+    private func withBatcher(_ body: (RedisServer, PublishBatcher, RedisArguments) async throws -> Void) async throws {
+        let redis = try await RedisServer.start()
+        try await stoppingAfterwards({ await redis.stop() }) {
+            let connection = try await RedisConnection.connect(to: try RedisURL(parsing: redis.url), timeout: .seconds(2))
+            defer { connection.close() }
+            let constants = ClusterEngine.publishConstants(configuration: ClusterConfiguration(redis: try RedisEndpoint(parsing: redis.url)),
+                                                           gatewayID: "test", shardKeys: .global, sharded: false)
+            try await body(redis, PublishBatcher(connection: connection), constants)
         }
     }
 }
