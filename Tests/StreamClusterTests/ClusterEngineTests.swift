@@ -285,8 +285,11 @@ struct ClusterEngineTests {
     }
 }
 
-/// Polls `condition` for up to `seconds`.
-func eventually(within seconds: Double = 5, _ condition: () async throws -> Bool) async throws -> Bool {
+/// Polls `condition` for up to `seconds`: it returns as soon as the condition holds, so the
+/// bound only lengthens a failure. 15 s: at the start of a CI run, when every suite starts
+/// its redis-servers at once on 2 cores, a link took 6–8 s to come up (a run of 2026-12-06
+/// failed three tests at 5 s; each passes alone in under a second).
+func eventually(within seconds: Double = 15, _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     repeat {
         if try await condition() { return true }
