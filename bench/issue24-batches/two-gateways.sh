@@ -47,7 +47,7 @@ d = json.load(sys.stdin); n = d['publish_rate_achieved'] * $SECONDS_RUN
 evalsha = int('$(calls evalsha)' or 0); xadd = int('$(calls xadd)' or 0)
 print('$LABEL $SCENARIO, $GATEWAYS gateway(s), $PUBLISHERS publishers:', round(d['publish_rate_achieved']), 'publishes/s, round trip p99', d['publish_ack_p99_ms'], 'ms,',
       'redis', round(($r1 - $r0) * 10000 / n, 1), 'us/publish, gateways', round(($g1 - $g0) * 10000 / n, 1), 'us/publish,',
-      'values/call', round(xadd / evalsha, 2) if evalsha else '-', ', switches/publish: gateways', round(($gv1 - $gv0) / n, 3), 'blocked',
+      'values/call', str(round(xadd / evalsha, 2) if evalsha else '-') + ',', 'switches/publish: gateways', round(($gv1 - $gv0) / n, 3), 'blocked',
       round(($gn1 - $gn0) / n, 3), 'preempted; redis', round(($rv1 - $rv0) / n, 3), 'blocked', round(($rn1 - $rn0) / n, 3), 'preempted',
       '(load average', open('/proc/loadavg').read().split()[0] + ')')"
 kill ${PIDS[*]}; wait ${PIDS[*]} 2>/dev/null; redis-cli -p $PORT shutdown nosave >/dev/null 2>&1
