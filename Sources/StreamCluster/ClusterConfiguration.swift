@@ -33,8 +33,8 @@ public struct ClusterConfiguration: Sendable {
     /// How long at most a new subscriber waits for its topic's catch-up (the
     /// `SUBSCRIBE` and first sync, which load the replay window: seconds for thousands
     /// of topics followed at once after a restart) while that catch-up moves on;
-    /// `fenceTimeout` still refuses it when nothing moves for that long, or its topic's
-    /// sync failed. With the fence's own two times the longest wait is this plus twice
+    /// `fenceTimeout` still refuses it when nothing moves in two of its times in a row,
+    /// or its topic's sync failed. With the fence's own two times the longest wait is this plus twice
     /// `fenceTimeout` (and the fence's read).
     public var fenceCatchUpLimit: Duration = .seconds(20)
     /// How long a topic nobody here subscribes to is still followed: a topic whose

@@ -17,7 +17,8 @@ import StreamHub
 ///   subscriber is refused (503); but while its topic still catches up (subscribing
 ///   or syncing) and the engine's catch-up moves on (`catchUpProgress`: a `SUBSCRIBE`
 ///   batch confirmed, a sync answered or a round of fence reads answered between two of
-///   the fence's times), it waits on (`FollowedTopic.fenceOverdue`).
+///   the fence's times), it waits on; it is refused only after two times in a row with
+///   nothing moved (`FollowedTopic.fenceOverdue`).
 extension ClusterEngine {
     /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids.
     func fence(topic: String, reply: RedisValue, channel: Channel, resumeAfter: UInt64?,

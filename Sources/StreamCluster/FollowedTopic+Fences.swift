@@ -33,15 +33,18 @@ extension FollowedTopic {
     /// (`ClusterEngine.catchUpProgress`). While the topic is not live (its `SUBSCRIBE`
     /// or sync is under way, as for thousands of topics followed at once after a
     /// restart, whose windows take seconds to load) and that progress moved since the
-    /// fence's last time, the fence is not overdue: it waits as long again, at most
-    /// `Fence.catchUpTimesLeft` more times. Else it is: a first time syncs a live topic
-    /// again, and a second (whatever moved meanwhile) refuses the subscriber.
+    /// fence's last time, the fence is not overdue (and no longer counts as having been:
+    /// one stalled time on a loaded machine does not refuse a catch-up that moves on
+    /// after it): it waits as long again, at most `Fence.catchUpTimesLeft` more times.
+    /// Else it is: a first time syncs a live topic again, and a second in a row
+    /// refuses the subscriber (a live topic's second, whatever moved meanwhile).
     mutating func fenceOverdue(_ id: Fence.ID, progress: UInt64) -> Overdue {
         guard let index = fences.firstIndex(where: { $0.id == id }) else { return .settled }
         let fence = fences[index]
-        if !isLive, !fence.overdue, progress != fence.progress, fence.catchUpTimesLeft > 0 {
+        if !isLive, progress != fence.progress, fence.catchUpTimesLeft > 0 {
             fences[index].progress = progress
             fences[index].catchUpTimesLeft -= 1
+            fences[index].overdue = false
             return .extended(.none)
         }
         fences[index].progress = progress
@@ -50,6 +53,9 @@ extension FollowedTopic {
             return .failed
         }
         fences[index].overdue = true
+        // A live topic that has not reached the fence lacks an id: the sync this asks for
+        // is its one chance, not a catch-up to wait on.
+        if isLive { fences[index].catchUpTimesLeft = 0 }
         return .extended(on(.resync))
     }
 

@@ -42,14 +42,16 @@ extension FollowedTopic {
         let id: ID
         let state: UInt64
         let events: UInt64
-        /// Its time passed once already (and the topic synced again).
+        /// Its last time passed with nothing moved (and the topic synced again); a
+        /// catch-up that moves on by its next time clears it.
         var overdue = false
         /// The engine's catch-up progress (`ClusterEngine.catchUpProgress`) when the
         /// fence was last looked at: while its topic catches up, a fence is not overdue
         /// as long as this moves between two of its times.
         var progress: UInt64 = 0
         /// How many more times it may wait on because its topic is still catching up
-        /// (`ClusterConfiguration.fenceCatchUpLimit` over `fenceTimeout`).
+        /// (`ClusterConfiguration.fenceCatchUpLimit` over `fenceTimeout`); none once
+        /// its topic's sync failed or it was overdue on a live topic.
         var catchUpTimesLeft = 0
     }
 
@@ -58,7 +60,7 @@ extension FollowedTopic {
         /// First time: the topic syncs again (`action`), the fence waits as long again;
         /// or its topic is still catching up and the engine's catch-up moved on (`.none`).
         case extended(Action)
-        /// Second time: the subscriber is refused.
+        /// Second time in a row: the subscriber is refused.
         case failed
         /// Reached or gone meanwhile.
         case settled

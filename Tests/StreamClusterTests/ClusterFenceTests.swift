@@ -63,7 +63,16 @@ struct ClusterFenceTests {
                 let started = ContinuousClock.now
                 let subscriptions = try await withThrowingTaskGroup(of: Subscription.self, returning: [Subscription].self) { group in
                     for topic in topics {
-                        group.addTask { try await fresh.subscribe(topic) }
+                        group.addTask {
+                            do {
+                                return try await fresh.subscribe(topic)
+                            } catch {
+                                // Which run refused whom and when (the test fails either way).
+                                print("fence: \(topic) refused (\(error)) after \(ContinuousClock.now - started) "
+                                      + "with a fence timeout of \(fenceTimeout)")
+                                throw error
+                            }
+                        }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
