@@ -100,6 +100,57 @@ struct HTTPRequestRefusalTests {
         #expect(feed([raw]).error?.status == .badRequest)
     }
 
+    /// Field values are checked and field lines scanned eight bytes at a time: a control
+    /// byte (or a bare CR) at any position of a value up to three words long, whatever
+    /// the value's alignment in the head, is still a 400; HTAB, SP and obs-text at any
+    /// position are kept, exactly as sent.
+    @Test func everyPositionOfAValueIsChecked() {
+        let refused: [UInt8] = Array(0x00...0x08) + Array(0x0B...0x1F) + [0x7F]
+        for length in 1...24 {
+            for position in 0..<length {
+                for nameLength in [1, 4, 7] {
+                    let name = String(repeating: "n", count: nameLength)
+                    var value = [UInt8](repeating: UInt8(ascii: "v"), count: length)
+                    for byte in refused {
+                        value[position] = byte
+                        let raw = bytes("GET / HTTP/1.1\r\n\(name): x") + value + bytes("y\r\n\r\n")
+                        #expect(feed([raw]).error?.status == .badRequest, "byte \(byte) at \(position) of \(length)")
+                    }
+                    for byte in [0x09, 0x20, 0x80, 0xC3, 0xFF] as [UInt8] {
+                        value[position] = byte
+                        let raw = bytes("GET / HTTP/1.1\r\n\(name): x") + value + bytes("y\r\n\r\n")
+                        let outcome = feed([raw])
+                        #expect(outcome.error == nil, "byte \(byte) at \(position) of \(length)")
+                        var kept: [UInt8] = []
+                        outcome.requests.first?.head.headers.forEachField { _, value in
+                            kept = Array(value)
+                            return false
+                        }
+                        #expect(kept == [UInt8(ascii: "x")] + value + [UInt8(ascii: "y")])
+                    }
+                }
+            }
+        }
+    }
+
+    /// `hasByte(in:below:)` and `hasByte(in:equalTo:)` against the byte-by-byte answer, for
+    /// every byte value at every position of a word among others above and below it.
+    @Test func wordTestsMatchByteByByte() {
+        for fill in [0x00, 0x0E, 0x20, 0x41, 0x7E, 0x80, 0xFF] as [UInt8] {
+            for position in 0..<8 {
+                for byte in 0...255 as ClosedRange<UInt8> {
+                    var word = [UInt8](repeating: fill, count: 8)
+                    word[position] = byte
+                    let value = word.withUnsafeBytes { HTTPSyntax.word($0, at: 0) }
+                    for n in [1, 0x0E, 0x20, 0x80] as [UInt8] {
+                        #expect(HTTPSyntax.hasByte(in: value, below: n) == word.contains { $0 < n })
+                    }
+                    #expect(HTTPSyntax.hasByte(in: value, equalTo: 0x7F) == word.contains(0x7F))
+                }
+            }
+        }
+    }
+
     /// A head larger than maxHeaderBytes is a 431 while still incomplete.
     @Test func headTooLargeIncomplete() {
         let raw = "GET / HTTP/1.1\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 100)

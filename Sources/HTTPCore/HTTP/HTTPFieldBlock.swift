@@ -18,11 +18,16 @@ struct HTTPFieldBlock: Sendable, Equatable {
     mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         precondition(name.count <= Int(UInt32.max) && value.count <= Int(UInt32.max), "a field line over 4 GiB")
         if storage.isEmpty { storage.reserveCapacity(256) }
-        // Both lengths in one append (eight single-byte appends cost about 200 instructions).
+        // The record is put together on the stack and appended at once: an
+        // `Array.append(contentsOf:)` costs about 100 instructions whatever it appends,
+        // three of them a field (issue 27).
         let lengths = (UInt64(value.count) << 32 | UInt64(name.count)).littleEndian
-        withUnsafeBytes(of: lengths) { storage.append(contentsOf: $0) }
-        storage.append(contentsOf: name)
-        storage.append(contentsOf: value)
+        withUnsafeTemporaryAllocation(byteCount: 8 + name.count + value.count, alignment: 8) { record in
+            record.storeBytes(of: lengths, as: UInt64.self)
+            UnsafeMutableRawBufferPointer(rebasing: record[8...]).copyMemory(from: name)
+            UnsafeMutableRawBufferPointer(rebasing: record[(8 + name.count)...]).copyMemory(from: value)
+            storage.append(contentsOf: UnsafeRawBufferPointer(record))
+        }
         count += 1
     }
 

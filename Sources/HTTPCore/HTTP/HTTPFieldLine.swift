@@ -35,8 +35,21 @@ struct HTTPFieldLine {
         var start = colon + 1, end = line.count
         while start < end, S.isWhitespace(line[start]) { start += 1 }
         while end > start, S.isWhitespace(line[end - 1]) { end -= 1 }
-        for i in start..<end where !S.isFieldValueByte(line[i]) {
-            throw HTTPParseError(.badRequest, "invalid character in header field value")
+        var i = start
+        while i < end {
+            // A word with no byte below SP and no DEL is valid as a whole; any other (HTAB
+            // is allowed) is looked at byte by byte.
+            if i + 8 <= end {
+                let word = S.word(line, at: i)
+                if !S.hasByte(in: word, below: S.space) && !S.hasByte(in: word, equalTo: 0x7F) {
+                    i += 8
+                    continue
+                }
+            }
+            for j in i..<min(i + 8, end) where !S.isFieldValueByte(line[j]) {
+                throw HTTPParseError(.badRequest, "invalid character in header field value")
+            }
+            i += 8
         }
         name = 0..<colon
         value = start..<end

@@ -29,12 +29,19 @@ struct HTTPResponseHeadEncoder {
 
     /// Appends `name: value`.
     mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        Self.appendChecked(name, to: &bytes)
-        bytes.append(HTTPSyntax.colon)
-        bytes.append(HTTPSyntax.space)
-        Self.appendChecked(value, to: &bytes)
-        bytes.append(HTTPSyntax.cr)
-        bytes.append(HTTPSyntax.lf)
+        Self.check(name)
+        Self.check(value)
+        // The line is put together on the stack and appended at once (an append costs
+        // about 100 instructions whatever it appends; this was two and four bytes).
+        withUnsafeTemporaryAllocation(byteCount: name.count + value.count + 4, alignment: 1) { line in
+            line.copyMemory(from: name)
+            line[name.count] = HTTPSyntax.colon
+            line[name.count + 1] = HTTPSyntax.space
+            UnsafeMutableRawBufferPointer(rebasing: line[(name.count + 2)...]).copyMemory(from: value)
+            line[line.count - 2] = HTTPSyntax.cr
+            line[line.count - 1] = HTTPSyntax.lf
+            bytes.append(contentsOf: UnsafeRawBufferPointer(line))
+        }
     }
 
     /// Appends every field of `headers` in order, except those named in `skipping`
@@ -92,11 +99,16 @@ struct HTTPResponseHeadEncoder {
     private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
 
     static func appendChecked(_ text: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        check(text)
+        out.append(contentsOf: text)
+    }
+
+    /// Traps on a CR or LF in `text` (a forged field or body).
+    static func check(_ text: UnsafeRawBufferPointer) {
         for byte in text {
             precondition(byte != HTTPSyntax.cr && byte != HTTPSyntax.lf,
                          "CR or LF in a response head: \(HTTPSyntax.string(text).debugDescription)")
         }
-        out.append(contentsOf: text)
     }
 }
 

@@ -39,6 +39,27 @@ enum HTTPSyntax {
     @inline(__always)
     static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
 
+    /// Whether any byte of `word` is below `n` (at most 128). Exact as a yes or no: the
+    /// lowest such byte borrows into its own high bit and none below it borrows; with no
+    /// such byte nothing borrows, and a byte of 128 or more is masked by `~word`.
+    @inline(__always)
+    static func hasByte(in word: UInt64, below n: UInt8) -> Bool {
+        (word &- 0x0101_0101_0101_0101 &* UInt64(n)) & ~word & 0x8080_8080_8080_8080 != 0
+    }
+
+    /// Whether any byte of `word` is `byte` (exact, as `hasByte(in:below: 1)` of the bytes
+    /// that differ from it).
+    @inline(__always)
+    static func hasByte(in word: UInt64, equalTo byte: UInt8) -> Bool {
+        hasByte(in: word ^ 0x0101_0101_0101_0101 &* UInt64(byte), below: 1)
+    }
+
+    /// The eight bytes of `bytes` at `offset` as one word (in memory order).
+    @inline(__always)
+    static func word(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+    }
+
     /// The value of a hexadecimal digit (either case), or nil.
     @inline(__always)
     static func hexValue(_ c: UInt8) -> UInt8? {

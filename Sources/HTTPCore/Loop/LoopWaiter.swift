@@ -23,7 +23,7 @@ struct Waiter {
 ///   publish request in the request loop alone (bench/request-path.md, issue 27).
 /// The public API keeps taking instants; they become a `LoopDeadline` once, in
 /// `from(_:)`, a synchronous frame.
-struct LoopDeadline: Comparable {
+struct LoopDeadline: Comparable, Hashable, Sendable {
     /// Since `base`.
     let offset: Duration
 
@@ -32,6 +32,13 @@ struct LoopDeadline: Comparable {
     init(_ instant: ContinuousClock.Instant) {
         offset = instant - Self.base
     }
+
+    init(offset: Duration) {
+        self.offset = offset
+    }
+
+    /// The deadline as an instant of the continuous clock.
+    var instant: ContinuousClock.Instant { Self.base + offset }
 
     /// `instant` as a deadline (nil stays nil). Not inlined: the instant's temporaries
     /// stay on the thread's stack instead of the calling task's allocator.

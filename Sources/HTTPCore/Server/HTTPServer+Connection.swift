@@ -46,10 +46,10 @@ extension HTTPServer {
 
     private nonisolated(nonsending) func handshakeAndServeRequestsWithoutHandlers(
         on connection: Connection) async -> StreamingBody? {
-        var lifecycle = ConnectionLifecycle<ContinuousClock>(timeouts: .init(configuration), tls: connection.isTLS,
-                                                             now: .now)
+        var lifecycle = ConnectionLifecycle<LoopClock>(timeouts: .init(configuration), tls: connection.isTLS,
+                                                             now: LoopClock().now)
         if case .handshaking(let deadline) = lifecycle.state {
-            guard await establishTLS(on: connection, deadline: deadline) else { return nil }
+            guard await establishTLS(on: connection, deadline: deadline.instant) else { return nil }
             Self.note(.handshakeCompleted, on: &lifecycle)
             if configuration.http2.enabled && connection.tlsALPNProtocol == "h2" { return .http2([]) }
         }
@@ -60,7 +60,7 @@ extension HTTPServer {
     /// response takes it over. Complete replies gather in a `ReplyBatch` while the
     /// parser holds more requests of the same read (pipelining), and leave together.
     private nonisolated(nonsending) func serveRequests(on connection: Connection,
-                               lifecycle: inout ConnectionLifecycle<ContinuousClock>) async -> StreamingBody? {
+                               lifecycle: inout ConnectionLifecycle<LoopClock>) async -> StreamingBody? {
         var parser = HTTPRequestParser(limits: configuration.limits)
         var replies = ReplyBatch()
         var drained = false
@@ -115,7 +115,7 @@ extension HTTPServer {
     /// connection idle (where shutdown may close it).
     private nonisolated(nonsending) func nextRequest(on connection: Connection, parser: inout HTTPRequestParser,
                              replies: inout ReplyBatch, drained: inout Bool,
-                             lifecycle: inout ConnectionLifecycle<ContinuousClock>,
+                             lifecycle: inout ConnectionLifecycle<LoopClock>,
                              preface: inout HTTP2PrefaceCheck) async -> HTTPRequest? {
         Self.note(.awaitingRequest(midRequest: parser.isMidRequest), on: &lifecycle)
         if !parser.isMidRequest {
@@ -149,7 +149,7 @@ extension HTTPServer {
                 break
             }
             guard await flush(&replies, on: connection) else { return nil }
-            guard let deadline = Self.readDeadline(of: lifecycle) else {
+            guard let deadline = lifecycle.readDeadline else {
                 preconditionFailure("reading a request in \(lifecycle.state)")
             }
             let bytes: [UInt8]
@@ -182,21 +182,15 @@ extension HTTPServer {
         }
     }
 
-    /// `lifecycle.handle(event, now: .now)`, in a synchronous frame of its own. Why:
-    /// `ContinuousClock.Instant` is resilient (not frozen), so inlined into the async
-    /// request loop every instant and lifecycle temporary was a task-allocator
-    /// allocation; here they are on the thread's stack (issue 27, bench/request-path.md).
+    /// `lifecycle.handle(event, now: LoopClock().now)`, in a synchronous frame of its
+    /// own. Why: reading the clock makes a `ContinuousClock.Instant`, which is resilient
+    /// (not frozen), so inlined into the async request loop it was a task-allocator
+    /// allocation; here it is on the thread's stack (issue 27, bench/request-path.md).
+    /// The lifecycle itself runs on `LoopClock`, whose instants have a fixed layout.
     @inline(never)
-    private static func note(_ event: ConnectionLifecycle<ContinuousClock>.Event,
-                             on lifecycle: inout ConnectionLifecycle<ContinuousClock>) {
-        lifecycle.handle(event, now: .now)
-    }
-
-    /// The lifecycle's read deadline as the loop's deadline, in a synchronous frame (an
-    /// instant in the async request loop is a task allocation, see `LoopDeadline`).
-    @inline(never)
-    private static func readDeadline(of lifecycle: ConnectionLifecycle<ContinuousClock>) -> LoopDeadline? {
-        LoopDeadline.from(lifecycle.readDeadline)
+    private static func note(_ event: ConnectionLifecycle<LoopClock>.Event,
+                             on lifecycle: inout ConnectionLifecycle<LoopClock>) {
+        lifecycle.handle(event, now: LoopClock().now)
     }
 
     /// What one read of a request asks for.

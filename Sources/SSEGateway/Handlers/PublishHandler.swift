@@ -34,7 +34,7 @@ struct PublishHandler: Sendable {
             return .refused(.lengthRequired, "a publish needs a body with Content-Length or chunked encoding",
                             headers: ["Connection": "close"])
         }
-        guard let value = String(validating: request.body, as: UTF8.self) else {
+        guard let value = Self.text(of: request.body) else {
             return .refused(.badRequest, "body is not valid UTF-8")
         }
         do throws(PublishError) {
@@ -46,6 +46,27 @@ struct PublishHandler: Sendable {
         } catch {
             return .refused(.serviceUnavailable, "the gateway is shutting down")
         }
+    }
+
+    /// The body as text; nil when it is not UTF-8. An ASCII body (the usual one) is told
+    /// eight bytes at a time and decoded without the standard library's generic
+    /// validation (`String(validating:as:)` looks up type metadata on every call: 1,100
+    /// instructions of a 128-byte publish, issue 27); any other is validated as before.
+    static func text(of body: [UInt8]) -> String? {
+        let ascii = body.withUnsafeBytes { bytes in
+            var index = 0
+            var high: UInt64 = 0
+            while index + 8 <= bytes.count {
+                high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                index += 8
+            }
+            while index < bytes.count {
+                high |= UInt64(bytes[index])
+                index += 1
+            }
+            return high & 0x8080_8080_8080_8080 == 0
+        }
+        return ascii ? String(decoding: body, as: UTF8.self) : String(validating: body, as: UTF8.self)
     }
 
     /// `{"id":"<id>","subscribers":<n>}` and a newline, written as bytes into one buffer
