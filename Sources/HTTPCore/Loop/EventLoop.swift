@@ -63,6 +63,9 @@ public final class EventLoop: Sendable {
     let jobQueue: LoopJobQueue
     /// The loop thread as an actor's serial executor (`EventLoop+Executor`).
     public let actorExecutor: LoopActorExecutor
+    /// Where reads on the loop's thread land (`Connection.readAvailable`): 16 KiB, the
+    /// largest read anything here asks for.
+    let readBuffer = LoopReadBuffer(count: 16 * 1024)
 
     init(index: Int) throws(SystemError) {
         self.index = index
