@@ -62,7 +62,7 @@ extension StreamTake {
         switch poll {
         case .frames(let frames, let marks, let values, let oldest):
             self = .batch(StreamBatch(chunks: chunks(frames, marks), frames: frames.count, values: values,
-                                      oldestValueAt: oldest))
+                                      oldestValueAt: oldest?.instant))
         case .pending:
             self = .pending
         case .finished:

@@ -145,7 +145,7 @@ final class SubscriberCore: Sendable {
         switch action {
         case .batch(let frames, let marks, let events):
             counters.delivered(key.channel, frames: events)
-            return .frames(frames, marks: marks, values: events, oldestValueAt: oldest?.instant)
+            return .frames(frames, marks: marks, values: events, oldestValueAt: oldest)
         case .empty:
             return .pending
         case .finished:

@@ -5,7 +5,7 @@ public enum SubscriberPoll: Sendable {
     /// tagged subscription (else `marks` is empty); `values` of the frames are
     /// values (the rest are heartbeats); the oldest value was queued at
     /// `oldestValueAt` (nil when the batch holds none).
-    case frames([[UInt8]], marks: [FrameMark], values: Int, oldestValueAt: ContinuousClock.Instant?)
+    case frames([[UInt8]], marks: [FrameMark], values: Int, oldestValueAt: QueueTime?)
     /// Nothing pending: the `ready` callback given to `poll` will be called once,
     /// when a frame is queued or the subscription ends.
     case pending
