@@ -35,7 +35,8 @@ extension FollowedTopic {
     /// restart, whose windows take seconds to load) and that progress moved since the
     /// fence's last time, the fence is not overdue (and no longer counts as having been:
     /// one stalled time on a loaded machine does not refuse a catch-up that moves on
-    /// after it): it waits as long again, at most `Fence.catchUpTimesLeft` more times.
+    /// after it): it waits as long again, at most `Fence.catchUpTimesLeft` more times
+    /// (a stalled time uses one up too).
     /// Else it is: a first time syncs a live topic again, and a second in a row
     /// refuses the subscriber (a live topic's second, whatever moved meanwhile).
     mutating func fenceOverdue(_ id: Fence.ID, progress: UInt64) -> Overdue {
@@ -53,9 +54,15 @@ extension FollowedTopic {
             return .failed
         }
         fences[index].overdue = true
-        // A live topic that has not reached the fence lacks an id: the sync this asks for
-        // is its one chance, not a catch-up to wait on.
-        if isLive { fences[index].catchUpTimesLeft = 0 }
+        if isLive {
+            // A live topic that has not reached the fence lacks an id: the sync this asks
+            // for is its one chance, not a catch-up to wait on.
+            fences[index].catchUpTimesLeft = 0
+        } else if fences[index].catchUpTimesLeft > 0 {
+            // A stalled time counts against the catch-up's times as a moving one does, so
+            // the longest wait stays `fenceCatchUpLimit` and two fence times.
+            fences[index].catchUpTimesLeft -= 1
+        }
         return .extended(on(.resync))
     }
 

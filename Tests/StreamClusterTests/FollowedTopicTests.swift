@@ -187,6 +187,16 @@ struct FollowedTopicTests {
         #expect(topic.fenceOverdue(1, progress: 13) == .failed)  // Two stalled times in a row.
         #expect(topic.fences.isEmpty)
 
+        // Stalled and moving times alternating: each uses one of the catch-up's times, so
+        // the wait ends with them (the longest wait stays the limit and two fence times).
+        topic.wait(.init(id: 6, state: 0, events: 4, progress: 0, catchUpTimesLeft: 4))
+        #expect(topic.fenceOverdue(6, progress: 0) == .extended(.none))  // Stalled: overdue (3 left).
+        #expect(topic.fenceOverdue(6, progress: 1) == .extended(.none))  // Moved (2 left).
+        #expect(topic.fenceOverdue(6, progress: 1) == .extended(.none))  // Stalled (1 left).
+        #expect(topic.fenceOverdue(6, progress: 2) == .extended(.none))  // Moved (none left).
+        #expect(topic.fenceOverdue(6, progress: 3) == .extended(.none))  // Moved, but no time left: overdue.
+        #expect(topic.fenceOverdue(6, progress: 4) == .failed)
+
         topic.wait(.init(id: 2, state: 0, events: 4, catchUpTimesLeft: 3))
         for progress in 1...3 as ClosedRange<UInt64> {
             #expect(topic.fenceOverdue(2, progress: progress) == .extended(.none))

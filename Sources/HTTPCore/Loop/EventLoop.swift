@@ -63,9 +63,10 @@ public final class EventLoop: Sendable {
     let jobQueue: LoopJobQueue
     /// The loop thread as an actor's serial executor (`EventLoop+Executor`).
     public let actorExecutor: LoopActorExecutor
-    /// Where reads on the loop's thread land (`Connection.readAvailable`): 16 KiB, the
-    /// largest read anything here asks for.
-    let readBuffer = LoopReadBuffer(count: 16 * 1024)
+    /// Where reads on the loop's thread land (`Connection.readAvailable`): 64 KiB, the
+    /// largest read anything here asks for (a Redis connection's reader; the server's
+    /// request loop asks for 4 KiB, HTTP/2 for 16).
+    let readBuffer = LoopReadBuffer(count: 64 * 1024)
 
     init(index: Int) throws(SystemError) {
         self.index = index
