@@ -109,9 +109,11 @@ struct ProtocolErrorTests {
     }
 
     /// A head not complete within the header timeout gets 408 and is closed, a silent connection is closed, and others are served meanwhile.
+    /// The header timeout is 3 s: it bounds the other request's connection too, and at the
+    /// suites' loaded start a connection's first bytes can take over a second.
     @Test(.disabled(if: TestHTTP.isHTTP2, "over HTTP/2: a raw HTTP/1.1 head sent in part; over HTTP/2 h2probe.py's stalled-headers checks it"), arguments: Transport.allCases)
     func slowHeadersAreCutOff(_ transport: Transport) async throws {
-        try await withGateway(over: transport, { $0.headerTimeout = .seconds(1) }) { gateway in
+        try await withGateway(over: transport, { $0.headerTimeout = .seconds(3) }) { gateway in
             // Before the connections: the server's header time starts with each.
             let start = ContinuousClock.now
             let silent = try await gateway.connect()
@@ -123,7 +125,7 @@ struct ProtocolErrorTests {
             expectRefusal(cut, 408, "slow head")
             #expect(await partial.isClosedByServer())
             #expect(await silent.isClosedByServer())
-            #expect(ContinuousClock.now - start >= .milliseconds(500), "cut before the header timeout")
+            #expect(ContinuousClock.now - start >= .milliseconds(2500), "cut before the header timeout")
             #expect(try await gateway.publish("/events/slow", "v") == 1)
         }
     }
