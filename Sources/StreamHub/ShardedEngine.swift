@@ -67,11 +67,20 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
     /// lands on the same shard in every run.
     public func shardIndex(of topic: String) -> Int {
         guard shards.count > 1 else { return 0 }
+        // Over the string's own bytes where it has them (a native string always does):
+        // iterating `String.UTF8View` cost about 35 instructions a byte, 540 a publish
+        // request with two loops (issue 27).
+        let hash = topic.utf8.withContiguousStorageIfAvailable { Self.fnv1a($0) }
+            ?? Array(topic.utf8).withUnsafeBufferPointer { Self.fnv1a($0) }
+        return Int(hash % UInt64(shards.count))
+    }
+
+    private static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in topic.utf8 {
+        for byte in bytes {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
-        return Int(hash % UInt64(shards.count))
+        return hash
     }
 
     private func shard(of topic: String) -> Shard {

@@ -76,6 +76,27 @@ struct RESPTests {
         #expect(buffer.count == command.byteCount)
     }
 
+    /// An argument joined from a prefix, a name and a suffix is one bulk string, the same
+    /// bytes at every length: below, at and past the size put together on the stack, with
+    /// an empty prefix or suffix, and a non-ASCII name.
+    @Test func joinedArgumentsAtEveryLength() {
+        for length in [0, 1, 9, 10, 99, 100, 230, 240, 241, 242, 243, 244, 245, 250, 255, 256, 257, 1_000, 70_000] {
+            let name = String(repeating: "é", count: length / 2) + String(repeating: "n", count: length % 2)
+            var joined = RedisArguments()
+            joined.append("{t:", name, "}:events")
+            joined.append("", name, "")
+            joined.append(name)
+            joined.append(Array(name.utf8))
+            var buffer: [UInt8] = []
+            joined.write(into: &buffer)
+            let key = "{t:" + name + "}:events"
+            let one = "$\(name.utf8.count)\r\n\(name)\r\n"
+            #expect(String(decoding: buffer, as: UTF8.self)
+                    == "*4\r\n$\(key.utf8.count)\r\n\(key)\r\n" + one + one + one, "length \(length)")
+            #expect(buffer.count == joined.byteCount)
+        }
+    }
+
     /// Integers are read from integer, bulk and status values; other accessors pick their case.
     @Test func valueAccessors() {
         #expect(RedisValue.integer(7).integer == 7)

@@ -30,6 +30,27 @@ struct ShardedHubTests {
         return (first, second)
     }
 
+    /// A topic's shard is FNV-1a of its UTF-8 bytes modulo the shard count, as documented, so
+    /// the same name lands on the same shard in every run and every build: checked against
+    /// FNV-1a's published value of "a" (0xaf63dc4c8601ec8c) and a hash worked out byte by byte
+    /// here, for ASCII, non-ASCII and long names, a name sliced out of a larger string
+    /// included.
+    @Test func aTopicsShardIsFNV1aOfItsBytes() {
+        func fnv1a(_ name: String) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in Array(name.utf8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            return hash
+        }
+        #expect(fnv1a("a") == 0xaf63_dc4c_8601_ec8c)
+        let three = ShardedHub(executors: (0..<3).map { QueueExecutor(label: "shard-\($0)") })
+        let sliced = String("xx-publish-only/17-yy".dropFirst(3).dropLast(3))
+        let names = ["a", "publish-only/17", "héllo/wörld", String(repeating: "long-", count: 40), sliced]
+        for name in names {
+            #expect(three.shardIndex(of: name) == Int(fnv1a(name) % 3), "\(name)")
+        }
+        #expect(Set(names.map(three.shardIndex(of:))).count > 1, "the names spread over the shards")
+    }
+
     /// Subscribers in the tables of all shards, without applying pending removals.
     static func registered(_ engine: ShardedHub) async -> Int {
         var total = 0
