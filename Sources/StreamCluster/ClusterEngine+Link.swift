@@ -182,9 +182,9 @@ extension ClusterEngine {
     /// from `scriptHashes`, read on the engine; `scriptArguments`: the key count, the keys
     /// and the arguments. `cancellable` false: sent and answered even if the calling
     /// task is cancelled (a batch of publishes, sent on behalf of others too).
-    nonisolated static func evaluate(_ text: String, hash: String?, on connection: RedisConnection,
-                                     scriptArguments: RedisArguments, asking: Bool, cancellable: Bool = true,
-                                     timeout: Duration) async throws(RedisError) -> RedisValue {
+    nonisolated(nonsending) static func evaluate(_ text: String, hash: String?, on connection: RedisConnection,
+                                                 scriptArguments: RedisArguments, asking: Bool, cancellable: Bool = true,
+                                                 timeout: Duration) async throws(RedisError) -> RedisValue {
         func command(_ name: String, _ script: String) -> RedisArguments {
             var command = RedisArguments(reservingCapacity: scriptArguments.byteCount + script.utf8.count + 32)
             command.append(name)
@@ -192,7 +192,7 @@ extension ClusterEngine {
             command.append(contentsOf: scriptArguments)
             return command
         }
-        func send(_ command: RedisArguments) async throws(RedisError) -> RedisValue {
+        nonisolated(nonsending) func send(_ command: RedisArguments) async throws(RedisError) -> RedisValue {
             if asking { return try await connection.commandAfterAsking(command, timeout: timeout) }
             return cancellable ? try await connection.command(command, timeout: timeout)
                                : try await connection.commandIgnoringCancellation(command, timeout: timeout)

@@ -44,7 +44,7 @@ extension ClusterEngine {
     /// Runs `body` on the engine: in place when the caller is on the engine's executor's
     /// thread (its event loop, where no job of the engine can run meanwhile), else
     /// after a hop there.
-    nonisolated func onEngine<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) async -> T {
+    nonisolated(nonsending) func onEngine<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) async -> T {
         if let result = inPlace(body) { return result }
         return await runOnEngine(body)
     }
@@ -116,9 +116,9 @@ extension ClusterEngine {
     /// Runs the publish script for `items` on `connection`: each one's id and the
     /// other gateways' subscribers, or its refusal (the call's error for all of them).
     /// `cancellable` false: sent and answered even if the calling task is cancelled.
-    nonisolated static func publishBatch(_ items: [PublishItem], constants: RedisArguments, hash: String?,
-                                         on connection: RedisConnection, asking: Bool, cancellable: Bool = true,
-                                         timeout: Duration) async -> [PublishOutcome] {
+    nonisolated(nonsending) static func publishBatch(_ items: [PublishItem], constants: RedisArguments, hash: String?,
+                                                     on connection: RedisConnection, asking: Bool, cancellable: Bool = true,
+                                                     timeout: Duration) async -> [PublishOutcome] {
         let reply: RedisValue
         do throws(RedisError) {
             reply = try await evaluate(ClusterScripts.publish, hash: hash, on: connection,
@@ -161,8 +161,8 @@ extension ClusterEngine {
     /// Runs the script (and with `--redis-min-replicas` its `WAIT`, one publish at a time
     /// per shard: a `WAIT` blocks its connection, others pipelined behind it would wait
     /// out its timeout). Returns the id and the other gateways' subscribers.
-    private nonisolated func store(_ plan: PublishPlan,
-                                   until deadline: ContinuousClock.Instant) async -> PublishOutcome {
+    private nonisolated(nonsending) func store(_ plan: PublishPlan,
+                                               until deadline: ContinuousClock.Instant) async -> PublishOutcome {
         guard configuration.minReplicas > 0 else { return await runScript(plan, until: deadline) }
         guard await takeReplicaTurn(shard: plan.shard, until: deadline) else {
             let reason = ContinuousClock.now >= deadline
@@ -194,8 +194,8 @@ extension ClusterEngine {
 
     /// The script for the plan's value: in a batch with other publishes of this link
     /// (`PublishBatcher`) where the plan allows, else alone.
-    private nonisolated func runScript(_ plan: PublishPlan,
-                                       until deadline: ContinuousClock.Instant) async -> PublishOutcome {
+    private nonisolated(nonsending) func runScript(_ plan: PublishPlan,
+                                                   until deadline: ContinuousClock.Instant) async -> PublishOutcome {
         if plan.batched {
             return await plan.link.publishes.publish(plan.item, constants: plan.constants, hash: plan.hash, until: deadline,
                                                      timeout: configuration.commandTimeout)

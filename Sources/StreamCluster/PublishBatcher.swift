@@ -58,8 +58,8 @@ final class PublishBatcher: Sendable {
     /// every publish on this connection: it serves one Redis outside Redis Cluster).
     /// `deadline`: past it, the publish is refused without being sent; `timeout`: the
     /// call's, from when it is sent.
-    func publish(_ item: PublishItem, constants: RedisArguments, hash: String?,
-                 until deadline: ContinuousClock.Instant, timeout: Duration) async -> PublishOutcome {
+    nonisolated(nonsending) func publish(_ item: PublishItem, constants: RedisArguments, hash: String?,
+                                         until deadline: ContinuousClock.Instant, timeout: Duration) async -> PublishOutcome {
         let turn = await withUnsafeContinuation { (continuation: UnsafeContinuation<Turn, Never>) in
             let waiter = Waiter(item: item, deadline: deadline, continuation: continuation)
             if case .lead(let number) = batching.withLock({ $0.admit(waiter, bytes: item.byteCount) }) {
@@ -79,8 +79,8 @@ final class PublishBatcher: Sendable {
 
     /// Sends `batch` (its first publish is the caller's) as one call, less the publishes
     /// whose deadline passed, then hands every other publish its outcome. Returns the caller's.
-    private func send(_ batch: [Waiter], constants: RedisArguments, hash: String?,
-                      timeout: Duration) async -> PublishOutcome {
+    private nonisolated(nonsending) func send(_ batch: [Waiter], constants: RedisArguments, hash: String?,
+                                              timeout: Duration) async -> PublishOutcome {
         let now = ContinuousClock.now
         let live = batch.indices.filter { batch[$0].deadline > now }
         var outcomes = [PublishOutcome](repeating: .failure(.refused(Self.lateReason)), count: batch.count)

@@ -46,14 +46,14 @@ public final class RedisConnection: Sendable {
     /// Sends one command (its name and arguments, binary-safe) and returns its reply.
     /// - Throws: `.server(message)` for an error reply; `.timedOut`, `.closed`,
     ///   `.protocolError` as the type says.
-    public func command(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
+    public nonisolated(nonsending) func command(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
         try await core.command(arguments, timeout: timeout)
     }
 
     /// `command`, sent and answered even if the calling task is cancelled (for a call
     /// made on behalf of other tasks too: a batch of publishes). Throws as `command`,
     /// never `.cancelled`.
-    public func commandIgnoringCancellation(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
+    public nonisolated(nonsending) func commandIgnoringCancellation(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
         try await core.command(arguments, cancellable: false, timeout: timeout)
     }
 

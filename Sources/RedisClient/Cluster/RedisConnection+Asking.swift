@@ -6,7 +6,7 @@ extension RedisConnection {
     /// - Throws: as `command`; `.server` with the first error reply of the two (a
     ///   node not in cluster mode refuses `ASKING`: that refusal, the command's own
     ///   reply consumed too, the connection still usable).
-    public func commandAfterAsking(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
+    public nonisolated(nonsending) func commandAfterAsking(_ arguments: RedisArguments, timeout: Duration) async throws(RedisError) -> RedisValue {
         try await core.command(arguments, asking: true, timeout: timeout)
     }
 

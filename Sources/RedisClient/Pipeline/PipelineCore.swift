@@ -87,14 +87,15 @@ final class PipelineCore: Sendable {
     /// `asking`: `ASKING` goes first, in the same write and the same entry (its reply
     /// counts as one more; an error of either is the call's error, after both came),
     /// so no other caller's command comes between them.
-    func command(_ arguments: RedisArguments, replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
-                 asking: Bool = false, cancellable: Bool = true, timeout: Duration) async throws(RedisError) -> RedisValue {
+    nonisolated(nonsending) func command(_ arguments: RedisArguments, replies: Int = 1, shardUnsubscribes: Set<[UInt8]> = [],
+                                         asking: Bool = false, cancellable: Bool = true,
+                                         timeout: Duration) async throws(RedisError) -> RedisValue {
         precondition(arguments.count > 0, "a Redis command needs at least its name")
         precondition(!asking || replies == 1, "ASKING precedes a command of one reply")
         let deadline = ContinuousClock.now + timeout
         let slot = ReplySlot()
         let command = EncodedCommand(arguments: arguments, afterAsking: asking)
-        @Sendable func sendAndPark() async {
+        nonisolated(nonsending) func sendAndPark() async {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let wake: (writer: Writer?, caller: UnsafeContinuation<Void, Never>?) = state.withLock { state in
                     // Cancelled before it parked: nothing is sent.
