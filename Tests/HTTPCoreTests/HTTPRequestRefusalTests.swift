@@ -151,6 +151,25 @@ struct HTTPRequestRefusalTests {
         }
     }
 
+    /// The word-at-a-time search finds what `firstIndex(of:)` finds, from every start, with
+    /// the byte at every position of buffers of 0–24 bytes, once or twice, or not at all.
+    @Test func firstIndexMatchesTheStandardOne() {
+        for count in 0...24 {
+            for first in -1..<count {
+                for second in [-1, count - 1] {
+                    var bytes = [UInt8](repeating: 0x41, count: count)
+                    if first >= 0 { bytes[first] = 0x20 }
+                    if second >= 0 { bytes[second] = 0x20 }
+                    for start in 0...count {
+                        let expected = bytes[start...].firstIndex(of: 0x20)
+                        let found = bytes.withUnsafeBytes { HTTPSyntax.firstIndex(of: 0x20, in: $0, from: start) }
+                        #expect(found == expected, "\(bytes) from \(start)")
+                    }
+                }
+            }
+        }
+    }
+
     /// A head larger than maxHeaderBytes is a 431 while still incomplete.
     @Test func headTooLargeIncomplete() {
         let raw = "GET / HTTP/1.1\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 100)

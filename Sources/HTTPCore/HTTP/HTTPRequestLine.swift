@@ -15,11 +15,11 @@ struct HTTPRequestLine: Equatable {
     /// already bounded by the caller while the line arrived.
     init(parsing line: UnsafeRawBufferPointer) throws(HTTPParseError) {
         typealias S = HTTPSyntax
-        guard let firstSpace = line.firstIndex(of: S.space),
-              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: S.space) else {
+        guard let firstSpace = S.firstIndex(of: S.space, in: line),
+              let secondSpace = S.firstIndex(of: S.space, in: line, from: firstSpace + 1) else {
             throw HTTPParseError(.badRequest, "malformed request line: expected method, target and version")
         }
-        guard line[(secondSpace + 1)...].firstIndex(of: S.space) == nil else {
+        guard S.firstIndex(of: S.space, in: line, from: secondSpace + 1) == nil else {
             throw HTTPParseError(.badRequest, "malformed request line: extra spaces")
         }
         let method = UnsafeRawBufferPointer(rebasing: line[0..<firstSpace])
@@ -76,7 +76,7 @@ struct HTTPRequestLine: Equatable {
 
     /// Splits `/path?query` at the first `?`; reuses `whole` for the path when there is no query.
     private static func split(_ target: UnsafeRawBufferPointer, whole: String?) -> (String, String?) {
-        guard let mark = target.firstIndex(of: HTTPSyntax.question) else {
+        guard let mark = HTTPSyntax.firstIndex(of: HTTPSyntax.question, in: target) else {
             return (whole ?? HTTPSyntax.string(target), nil)
         }
         return (HTTPSyntax.string(UnsafeRawBufferPointer(rebasing: target[..<mark])),
