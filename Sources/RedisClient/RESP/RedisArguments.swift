@@ -59,7 +59,11 @@ public struct RedisArguments: Sendable, Equatable {
 
     /// Appends one argument: the number in decimal.
     public mutating func append(_ number: Int) {
-        withDecimal(number) { append(raw: $0) }
+        let length = decimalLength(number)
+        withUnsafeTemporaryAllocation(byteCount: 20, alignment: 1) { stack in
+            writeDecimal(number, length: length, at: stack.baseAddress!)
+            append(raw: UnsafeRawBufferPointer(rebasing: stack[..<length]))
+        }
     }
 
     /// Appends every argument of `other`, in order.
@@ -84,15 +88,10 @@ public struct RedisArguments: Sendable, Equatable {
     private mutating func appendArgument(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer,
                                          _ c: UnsafeRawBufferPointer) {
         let length = a.count + b.count + c.count
-        let digits = decimalLength(length)
-        let lineBytes = digits + 3  // `$`, the digits, CRLF
         count += 1
         withUnsafeTemporaryAllocation(byteCount: Self.stackBytes, alignment: 1) { stack in
             let base = stack.baseAddress!
-            base.storeBytes(of: UInt8(ascii: "$"), as: UInt8.self)
-            writeDecimal(length, digits: digits, at: base + 1)
-            (base + 1 + digits).storeBytes(of: 13, as: UInt8.self)
-            (base + 2 + digits).storeBytes(of: 10, as: UInt8.self)
+            let lineBytes = writeLengthLine(UInt8(ascii: "$"), length, at: base)
             guard lineBytes + length + 2 <= Self.stackBytes else {
                 encoded.append(contentsOf: UnsafeRawBufferPointer(start: base, count: lineBytes))
                 if !a.isEmpty { encoded.append(contentsOf: a) }
@@ -119,14 +118,9 @@ public struct RedisArguments: Sendable, Equatable {
 
     /// The array header `*<count>\r\n` and the arguments, appended to `buffer`.
     func write(into buffer: inout [UInt8]) {
-        let digits = decimalLength(count)
         withUnsafeTemporaryAllocation(byteCount: 24, alignment: 1) { stack in
-            let base = stack.baseAddress!
-            base.storeBytes(of: UInt8(ascii: "*"), as: UInt8.self)
-            writeDecimal(count, digits: digits, at: base + 1)
-            (base + 1 + digits).storeBytes(of: 13, as: UInt8.self)
-            (base + 2 + digits).storeBytes(of: 10, as: UInt8.self)
-            buffer.append(contentsOf: UnsafeRawBufferPointer(start: base, count: digits + 3))
+            let lineBytes = writeLengthLine(UInt8(ascii: "*"), count, at: stack.baseAddress!)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: stack[..<lineBytes]))
         }
         buffer.append(contentsOf: encoded)
     }
@@ -135,37 +129,31 @@ public struct RedisArguments: Sendable, Equatable {
     public var byteCount: Int { encoded.count + 3 + decimalLength(count) }
 }
 
-/// Writes the `digits` ASCII decimal digits of `number` (at least 0; `decimalLength`'s
-/// count) at `start`.
-private func writeDecimal(_ number: Int, digits: Int, at start: UnsafeMutableRawPointer) {
+/// Writes RESP's length line `<marker><count>\r\n` (`$` of a bulk string, `*` of an array)
+/// at `start`, which has room for 23 bytes; returns how many it wrote.
+private func writeLengthLine(_ marker: UInt8, _ count: Int, at start: UnsafeMutableRawPointer) -> Int {
+    let length = decimalLength(count)
+    start.storeBytes(of: marker, as: UInt8.self)
+    writeDecimal(count, length: length, at: start + 1)
+    (start + 1 + length).storeBytes(of: 13, as: UInt8.self)
+    (start + 2 + length).storeBytes(of: 10, as: UInt8.self)
+    return length + 3
+}
+
+/// Writes `number` in ASCII decimal (a leading `-` when negative) at `start`: `length`
+/// bytes, which is `decimalLength(number)`, at most 20.
+private func writeDecimal(_ number: Int, length: Int, at start: UnsafeMutableRawPointer) {
     var magnitude = number.magnitude
-    var index = digits
+    var index = length
     repeat {
         index -= 1
         (start + index).storeBytes(of: UInt8(ascii: "0") + UInt8(magnitude % 10), as: UInt8.self)
         magnitude /= 10
-    } while index > 0
+    } while magnitude > 0
+    if number < 0 { start.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self) }
 }
 
-/// Calls `body` with the ASCII decimal digits of `number` (a leading `-` when
-/// negative), from a stack buffer.
-private func withDecimal<R>(_ number: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-        var magnitude = number.magnitude
-        var start = 20
-        repeat {
-            start -= 1
-            digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
-        if number < 0 {
-            start -= 1
-            digits[start] = UInt8(ascii: "-")
-        }
-        return body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[start..<20])))
-    }
-}
-
+/// How many bytes `number` takes in decimal, its `-` included.
 private func decimalLength(_ number: Int) -> Int {
     var magnitude = number.magnitude, length = number < 0 ? 2 : 1
     while magnitude >= 10 {
