@@ -51,8 +51,7 @@ extension ClusterEngine {
 
     /// `body` run at once when the caller is on the engine's executor's thread; nil elsewhere.
     private nonisolated func inPlace<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) -> T? {
-        guard executor.isIsolatingCurrentContext() == true else { return nil }
-        return assumeIsolated { engine in body(engine) }
+        runInPlace(isolatedBy: executor, body)
     }
 
     private func runOnEngine<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) -> T {
@@ -64,7 +63,7 @@ extension ClusterEngine {
                              asking: ClusterAddress?) -> Result<PublishPlan, PublishError> {
         guard !isShutdown else { return .failure(.shutdown) }
         // The new id is above the last this gateway holds: ids never go backwards for its subscribers.
-        let held = hub.assumeIsolated { $0.lastIDs(topic: topic) }
+        let held = hub.assumeIsolatedUnchecked { $0.lastIDs(topic: topic) }
         let above = channel == .state ? held.state : held.events
         let target = asking.flatMap { address in
             shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
@@ -212,7 +211,7 @@ extension ClusterEngine {
         if followed[topic] != nil, case .apply = followed[topic]!.stored(message) {
             mirror(message, of: topic)
         }
-        let local = hub.assumeIsolated { $0.subscriberCount(topic: topic, channel: message.channel) }
+        let local = hub.assumeIsolatedUnchecked { $0.subscriberCount(topic: topic, channel: message.channel) }
         return PublishResult(id: message.id, subscribers: others + local)
     }
 

@@ -46,11 +46,11 @@ extension ClusterEngine {
     /// for it (`AheadMessages`); fences it reached are resumed. Synchronous, so nothing
     /// else of the engine or its hub runs between the id's decision and its apply.
     func mirror(_ message: ClusterMessage, of topic: String) {
-        hub.assumeIsolated { hub in
+        hub.assumeIsolatedUnchecked { hub in
             _ = try? hub.apply(topic: topic, channel: message.channel, data: message.data, event: message.event, id: message.id)
         }
         while let next = followed[topic]?.takeAhead() {
-            hub.assumeIsolated { hub in
+            hub.assumeIsolatedUnchecked { hub in
                 _ = try? hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
             }
         }

@@ -32,6 +32,8 @@ import Synchronization
 /// connections), so its calls into the hub cost no thread hop.
 public actor ClusterEngine: EngineShard {
     let configuration: ClusterConfiguration
+    /// The mirror. It runs on the engine's executor (`init`), so whatever is isolated to
+    /// the engine is isolated to it too, and calls it through `assumeIsolatedUnchecked`.
     let hub: Hub
     /// Where the engine and its hub run (`onEngine` runs in place on its thread).
     nonisolated let executor: any SerialExecutor
@@ -241,7 +243,7 @@ public actor ClusterEngine: EngineShard {
 
     /// Subscribers of one topic's channel in the mirror.
     public func subscriberCount(topic: String, channel: Channel) -> Int {
-        hub.assumeIsolated { $0.subscriberCount(topic: topic, channel: channel) }
+        hub.assumeIsolatedUnchecked { $0.subscriberCount(topic: topic, channel: channel) }
     }
 
     public func snapshot() async -> HubSnapshot {

@@ -85,10 +85,14 @@ public actor Hub: StreamEngine {
     /// nil elsewhere (then it must hop).
     nonisolated func publishInPlace(topic: String, channel: Channel, data: String,
                                     event: String?) -> Result<PublishResult, PublishError>? {
-        guard executor.isIsolatingCurrentContext() == true else { return nil }
-        return assumeIsolated { hub in
-            Result { () throws(PublishError) -> PublishResult in
-                try hub.publish(topic: topic, channel: channel, data: data, event: event, assignedID: nil)
+        runInPlace(isolatedBy: executor) { hub in
+            // Not `Result { … }`: a closure isolated to the hub passed to it gets the
+            // runtime's isolation check at its entry (one more executor question).
+            do throws(PublishError) {
+                return .success(try hub.publish(topic: topic, channel: channel, data: data, event: event,
+                                                assignedID: nil))
+            } catch {
+                return .failure(error)
             }
         }
     }
