@@ -66,7 +66,7 @@ public actor Hub: StreamEngine {
     /// publish request two job trips through the loop; else on the hub's executor.
     public nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String,
                                     event: String? = nil) async throws(PublishError) -> PublishResult {
-        if let inPlace = publishInPlace(topic: topic, channel: channel, data: data, event: event) {
+        if let inPlace = publishAtOnce(topic: topic, channel: channel, data: data, event: event) {
             return try inPlace.get()
         }
         return try await publishOnExecutor(topic: topic, channel: channel, data: data, event: event)
@@ -83,8 +83,8 @@ public actor Hub: StreamEngine {
 
     /// `publish` run synchronously when the caller is on the hub's executor's thread;
     /// nil elsewhere (then it must hop).
-    nonisolated func publishInPlace(topic: String, channel: Channel, data: String,
-                                    event: String?) -> Result<PublishResult, PublishError>? {
+    public nonisolated func publishAtOnce(topic: String, channel: Channel, data: String,
+                                          event: String?) -> Result<PublishResult, PublishError>? {
         runInPlace(isolatedBy: executor) { hub in
             // Not `Result { … }`: a closure isolated to the hub passed to it gets the
             // runtime's isolation check at its entry (one more executor question).

@@ -155,6 +155,12 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
         try await shard(of: topic).publish(topic: topic, channel: channel, data: data, event: event)
     }
 
+    /// In the topic's shard, when that one can publish at once here (a hub called on its loop).
+    public func publishAtOnce(topic: String, channel: Channel, data: String,
+                              event: String?) -> Result<PublishResult, PublishError>? {
+        shard(of: topic).publishAtOnce(topic: topic, channel: channel, data: data, event: event)
+    }
+
     /// Subscribers of one topic's channel (several-topic ones included).
     public func subscriberCount(topic: String, channel: Channel) async -> Int {
         await shard(of: topic).subscriberCount(topic: topic, channel: channel)

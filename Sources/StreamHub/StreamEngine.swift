@@ -35,6 +35,15 @@ public protocol StreamEngine: Sendable {
     ///   on as many replicas as asked), `.shutdown` after `shutdown()`.
     nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String, event: String?) async throws(PublishError) -> PublishResult
 
+    /// `publish`, done at once on the calling thread when the engine can do it there (the
+    /// in-memory hub, called on its topic's loop): its outcome then, else nil, and then
+    /// nothing happened and `publish` must be called. Why a caller tries it first: every
+    /// `await` of an engine through this protocol is followed by an executor switch back
+    /// to the caller (the compiler emits one after any indirect async call, even a
+    /// `nonisolated(nonsending)` one), about 200 instructions of a publish request (issue
+    /// 27). Engines that always need to wait (Redis) keep the default, nil.
+    func publishAtOnce(topic: String, channel: Channel, data: String, event: String?) -> Result<PublishResult, PublishError>?
+
     /// Gauges from the engine's tables.
     func snapshot() async -> HubSnapshot
 
@@ -51,6 +60,14 @@ public protocol StreamEngine: Sendable {
 
     /// Finishes every subscriber and stops; later calls are refused. Idempotent.
     func shutdown() async
+}
+
+extension StreamEngine {
+    /// Never at once: `publish` it is.
+    public func publishAtOnce(topic: String, channel: Channel, data: String,
+                              event: String?) -> Result<PublishResult, PublishError>? {
+        nil
+    }
 }
 
 /// Why a subscription could not be made.

@@ -38,7 +38,12 @@ struct PublishHandler: Sendable {
             return .refused(.badRequest, "body is not valid UTF-8")
         }
         do throws(PublishError) {
-            let result = try await engine.publish(topic: topic, channel: channel, data: value, event: event)
+            // At once when the engine can (no executor switch after it), else through the wait.
+            let result = if let atOnce = engine.publishAtOnce(topic: topic, channel: channel, data: value, event: event) {
+                try atOnce.get()
+            } else {
+                try await engine.publish(topic: topic, channel: channel, data: value, event: event)
+            }
             return .response(HTTPResponse(status: .ok, headers: replyHeaders, body: Self.replyBody(result)))
         } catch .unavailable(let reason) {
             // Not stored (or not on enough replicas): the client may retry shortly (another gateway may take it).
