@@ -28,8 +28,10 @@ let package = Package(
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        // ThreadSanitizer's annotations, weakly declared (header only): there only in a TSan build.
+        .systemLibrary(name: "CThreadSanitizer"),
         // `Locked`: the package's one lock, a Mutex whose hand-offs ThreadSanitizer sees.
-        .target(name: "Locking"),
+        .target(name: "Locking", dependencies: ["CThreadSanitizer"]),
         // Sockets, the epoll loop, HTTP/1.1 and HTTP/2. Knows nothing of topics.
         .target(name: "HTTPCore", dependencies: ["CStreamsSSL", "CNghttp2", "Locking"]),
         // Topics, subscribers, ids, replay windows. Knows nothing of sockets.

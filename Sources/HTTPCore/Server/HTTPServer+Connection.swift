@@ -186,7 +186,8 @@ extension HTTPServer {
     /// own. Why: reading the clock makes a `ContinuousClock.Instant`, which is resilient
     /// (not frozen), so inlined into the async request loop it was a task-allocator
     /// allocation; here it is on the thread's stack (issue 27, bench/request-path.md).
-    /// The lifecycle itself runs on `LoopClock`, whose instants have a fixed layout.
+    /// The lifecycle itself runs on `LoopClock`, whose instants have a fixed layout, and
+    /// reads the clock only for a transition that sets a deadline.
     @inline(never)
     private static func note(_ event: ConnectionLifecycle<LoopClock>.Event,
                              on lifecycle: inout ConnectionLifecycle<LoopClock>) {
