@@ -26,14 +26,14 @@ extension ClusterEngine {
         var attempt = PublishAttempt()
         while true {
             let asking = attempt.asking
-            let plan = try await onEngine { engine in
-                engine.planPublish(topic: topic, channel: channel, data: data, event: event, asking: asking)
+            let plan = try await onEngine((topic, channel, data, event, asking)) { engine, value in
+                engine.planPublish(topic: value.0, channel: value.1, data: value.2, event: value.3, asking: value.4)
             }.get()
             switch await store(plan, until: deadline) {
             case .success(let (id, others)):
-                return await onEngine { engine in
-                    engine.published(ClusterMessage(channel: channel, id: id, event: event, data: data), to: topic,
-                                     others: others)
+                let message = ClusterMessage(channel: channel, id: id, event: event, data: data)
+                return await onEngine((message, topic, others)) { engine, value in
+                    engine.published(value.0, to: value.1, others: value.2)
                 }
             case .failure(let failure):
                 attempt = try await publishFailed(failure, plan: plan, attempt: attempt, until: deadline).get()
@@ -41,21 +41,21 @@ extension ClusterEngine {
         }
     }
 
-    /// Runs `body` on the engine: in place when the caller is on the engine's executor's
-    /// thread (its event loop, where no job of the engine can run meanwhile), else
-    /// after a hop there.
-    nonisolated(nonsending) func onEngine<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) async -> T {
-        if let result = inPlace(body) { return result }
-        return await runOnEngine(body)
+    /// Runs `body(engine, arguments)` on the engine: in place when the caller is on the
+    /// engine's executor's thread (its event loop, where no job of the engine can run
+    /// meanwhile), else after a hop there. `body` should capture nothing (its inputs come
+    /// as `arguments`), so that no closure context is allocated (`runInPlace`).
+    nonisolated(nonsending) func onEngine<Arguments: Sendable, T: Sendable>(
+        _ arguments: Arguments, _ body: @escaping @Sendable (isolated ClusterEngine, Arguments) -> T
+    ) async -> T {
+        if let result = runInPlace(isolatedBy: executor, arguments, body) { return result }
+        return await runOnEngine(arguments, body)
     }
 
-    /// `body` run at once when the caller is on the engine's executor's thread; nil elsewhere.
-    private nonisolated func inPlace<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) -> T? {
-        runInPlace(isolatedBy: executor, body)
-    }
-
-    private func runOnEngine<T: Sendable>(_ body: @Sendable (isolated ClusterEngine) -> T) -> T {
-        body(self)
+    private func runOnEngine<Arguments: Sendable, T: Sendable>(
+        _ arguments: Arguments, _ body: @Sendable (isolated ClusterEngine, Arguments) -> T
+    ) -> T {
+        body(self, arguments)
     }
 
     /// Where a publish goes: the shard, its link, the script's keys and arguments.
@@ -63,7 +63,7 @@ extension ClusterEngine {
                              asking: ClusterAddress?) -> Result<PublishPlan, PublishError> {
         guard !isShutdown else { return .failure(.shutdown) }
         // The new id is above the last this gateway holds: ids never go backwards for its subscribers.
-        let held = hub.assumeIsolatedUnchecked { $0.lastIDs(topic: topic) }
+        let held = hub.assumeIsolatedUnchecked(topic) { hub, topic in hub.lastIDs(topic: topic) }
         let above = channel == .state ? held.state : held.events
         let target = asking.flatMap { address in
             shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
@@ -187,7 +187,7 @@ extension ClusterEngine {
                 outcome = .failure(.redis(error))
             }
         }
-        await onEngine { [short] engine in engine.releaseReplicaTurn(shard: plan.shard, short: short) }
+        await onEngine((plan.shard, short)) { engine, value in engine.releaseReplicaTurn(shard: value.0, short: value.1) }
         return outcome
     }
 
@@ -211,7 +211,9 @@ extension ClusterEngine {
         if followed[topic] != nil, case .apply = followed[topic]!.stored(message) {
             mirror(message, of: topic)
         }
-        let local = hub.assumeIsolatedUnchecked { $0.subscriberCount(topic: topic, channel: message.channel) }
+        let local = hub.assumeIsolatedUnchecked((topic, message.channel)) { hub, value in
+            hub.subscriberCount(topic: value.0, channel: value.1)
+        }
         return PublishResult(id: message.id, subscribers: others + local)
     }
 

@@ -11,12 +11,12 @@ extension ClusterEngine {
     /// mirror in the reader's one job, and the loop's turn-end writes carry them all,
     /// each subscriber once, as a turn's publishes in memory mode; no hop per message.
     nonisolated(nonsending) func received(_ push: RedisPush, shard index: Int, generation: UInt64) async {
-        await onEngine { engine in
-            switch push {
+        await onEngine((push, index, generation)) { engine, value in
+            switch value.0 {
             case .message(let message):
-                engine.received(message, shard: index, generation: generation)
+                engine.received(message, shard: value.1, generation: value.2)
             case .shardChannelUnsubscribed(let channel):
-                engine.shardChannelEnded(channel, shard: index, generation: generation)
+                engine.shardChannelEnded(channel, shard: value.1, generation: value.2)
             }
         }
     }
@@ -46,13 +46,13 @@ extension ClusterEngine {
     /// for it (`AheadMessages`); fences it reached are resumed. Synchronous, so nothing
     /// else of the engine or its hub runs between the id's decision and its apply.
     func mirror(_ message: ClusterMessage, of topic: String) {
-        hub.assumeIsolatedUnchecked { hub in
-            _ = try? hub.apply(topic: topic, channel: message.channel, data: message.data, event: message.event, id: message.id)
-        }
-        while let next = followed[topic]?.takeAhead() {
-            hub.assumeIsolatedUnchecked { hub in
-                _ = try? hub.apply(topic: topic, channel: next.channel, data: next.data, event: next.event, id: next.id)
+        var next: ClusterMessage? = message
+        while let message = next {
+            hub.assumeIsolatedUnchecked((message, topic)) { hub, value in
+                _ = try? hub.apply(topic: value.1, channel: value.0.channel, data: value.0.data, event: value.0.event,
+                                   id: value.0.id)
             }
+            next = followed[topic]?.takeAhead()
         }
         fencesMayBeReached(topic)
     }

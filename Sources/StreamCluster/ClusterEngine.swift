@@ -243,7 +243,7 @@ public actor ClusterEngine: EngineShard {
 
     /// Subscribers of one topic's channel in the mirror.
     public func subscriberCount(topic: String, channel: Channel) -> Int {
-        hub.assumeIsolatedUnchecked { $0.subscriberCount(topic: topic, channel: channel) }
+        hub.assumeIsolatedUnchecked((topic, channel)) { hub, value in hub.subscriberCount(topic: value.0, channel: value.1) }
     }
 
     public func snapshot() async -> HubSnapshot {

@@ -85,11 +85,11 @@ public actor Hub: StreamEngine {
     /// nil elsewhere (then it must hop).
     public nonisolated func publishAtOnce(topic: String, channel: Channel, data: String,
                                           event: String?) -> Result<PublishResult, PublishError>? {
-        runInPlace(isolatedBy: executor) { hub in
+        runInPlace(isolatedBy: executor, (topic, channel, data, event)) { hub, value in
             // Not `Result { … }`: a closure isolated to the hub passed to it gets the
             // runtime's isolation check at its entry (one more executor question).
             do throws(PublishError) {
-                return .success(try hub.publish(topic: topic, channel: channel, data: data, event: event,
+                return .success(try hub.publish(topic: value.0, channel: value.1, data: value.2, event: value.3,
                                                 assignedID: nil))
             } catch {
                 return .failure(error)

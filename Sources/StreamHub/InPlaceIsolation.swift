@@ -1,31 +1,37 @@
 extension Actor {
-    /// `body`, isolated to this actor, run at once on the calling thread when `executor`
-    /// (this actor's own executor, which the caller passes) says the thread is isolated
-    /// to it; nil elsewhere, where the caller must hop.
+    /// `body(self, arguments)`, isolated to this actor, run at once on the calling thread
+    /// when `executor` (this actor's own executor, which the caller passes) says the
+    /// thread is isolated to it; nil elsewhere, where the caller must hop.
     ///
     /// What `assumeIsolated` does, with one check instead of three: it asks the runtime
     /// which executor is current (a connection's task runs on its loop as a task executor,
     /// not as the actor's), which then asks `executor` the same question again; and an
     /// isolated closure passed to a standard library function checks once more at its
     /// entry. The three were about 650 instructions of a 32,000-instruction publish
-    /// request (issue 27).
-    package nonisolated func runInPlace<T: Sendable>(isolatedBy executor: any SerialExecutor,
-                                                     _ body: (isolated Self) -> T) -> T? {
+    /// request (issue 27). `body` should capture nothing (its inputs come as `arguments`):
+    /// then it has no context to allocate, where `assumeIsolated`'s closure took two
+    /// allocations a call.
+    @inline(__always)
+    package nonisolated func runInPlace<Arguments: Sendable, T: Sendable>(
+        isolatedBy executor: any SerialExecutor, _ arguments: Arguments,
+        _ body: @escaping (isolated Self, Arguments) -> T
+    ) -> T? {
         guard executor.isIsolatingCurrentContext() == true else { return nil }
-        return assumeIsolatedUnchecked(body)
+        return assumeIsolatedUnchecked(arguments, body)
     }
 
-    /// `body`, isolated to this actor, run at once, with no check at all. Only for a caller
-    /// that already knows it is isolated to this actor's executor: after the executor said
-    /// so (`runInPlace`), or from another actor that shares it (the cluster engine and its
-    /// hub). Sound there: an executor that isolates the calling thread runs none of the
-    /// actor's jobs while `body` runs, which is all isolation promises; `body` can't
-    /// escape, and its result is `Sendable`.
-    package nonisolated func assumeIsolatedUnchecked<T: Sendable>(_ body: (isolated Self) -> T) -> T {
-        withoutActuallyEscaping(body) { isolatedBody in
-            // The standard library's `assumeIsolated` makes the same cast after its check:
-            // an `isolated` parameter is an ordinary parameter in the calling convention.
-            unsafeBitCast(isolatedBody, to: ((Self) -> T).self)(self)
-        }
+    /// `body(self, arguments)`, isolated to this actor, run at once, with no check at all.
+    /// Only for a caller that already knows it is isolated to this actor's executor: after
+    /// the executor said so (`runInPlace`), or from another actor that shares it (the
+    /// cluster engine and its hub). Sound there: an executor that isolates the calling
+    /// thread runs none of the actor's jobs while `body` runs, which is all isolation
+    /// promises; `body` is called once, here, and its result is `Sendable`.
+    @inline(__always)
+    package nonisolated func assumeIsolatedUnchecked<Arguments: Sendable, T: Sendable>(
+        _ arguments: Arguments, _ body: @escaping (isolated Self, Arguments) -> T
+    ) -> T {
+        // The standard library's `assumeIsolated` makes the same cast after its check:
+        // an `isolated` parameter is an ordinary parameter in the calling convention.
+        unsafeBitCast(body, to: ((Self, Arguments) -> T).self)(self, arguments)
     }
 }
