@@ -1,8 +1,8 @@
 // Proof that ThreadSanitizer's reports on a contended `Synchronization.Mutex` are false
 // positives on Linux, and that `Locked` (Sources/Locking) removes them:
 //
-//   swiftc -sanitize=thread -O -parse-as-library scripts/tsan-mutex-probe.swift \
-//       Sources/Locking/*.swift -o /tmp/tsan-mutex-probe
+//   swiftc -sanitize=thread -O -parse-as-library -I Sources/CThreadSanitizer \
+//       scripts/tsan-mutex-probe.swift Sources/Locking/*.swift -o /tmp/tsan-mutex-probe
 //   /tmp/tsan-mutex-probe mutex    # "Swift access race" reports, total 400000
 //   /tmp/tsan-mutex-probe locked   # no report, total 400000
 //

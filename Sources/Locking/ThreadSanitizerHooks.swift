@@ -5,8 +5,8 @@ import CThreadSanitizer
 /// needs a build flag, and plain `swift test --sanitize=thread` works). They are declared
 /// weak (`CThreadSanitizer`), so the linker decides whether they are there: one load and
 /// compare per lock, where a lazily found pair (a `static let`) cost a global accessor and
-/// a `swift_once` at every lock from another module, about 20 instructions each: 140 of a
-/// fan-out's 4,800 per delivery (issue 27).
+/// a `swift_once` at every lock from another module, about 20 instructions each: 110–140
+/// of a fan-out's 4,600–4,800 per delivery, about 150 of a publish request's 30,000 (issue 27).
 ///
 /// `acquire(a)` after taking a lock and `release(a)` before dropping it give TSan the
 /// happens-before edges of a mutex identified by the address `a`.

@@ -211,9 +211,7 @@ extension ClusterEngine {
         if followed[topic] != nil, case .apply = followed[topic]!.stored(message) {
             mirror(message, of: topic)
         }
-        let local = hub.assumeIsolatedUnchecked((topic, message.channel)) { hub, value in
-            hub.subscriberCount(topic: value.0, channel: value.1)
-        }
+        let local = subscriberCount(topic: topic, channel: message.channel)
         return PublishResult(id: message.id, subscribers: others + local)
     }
 

@@ -60,10 +60,10 @@ public actor Hub: StreamEngine {
 
     /// Publishes `data` with the next id of the topic's channel (last + 1, from 1).
     ///
-    /// The one publish entry, wherever the caller runs: at once on the calling thread
-    /// when that is the hub's executor's (the event loop's does isolate its thread,
-    /// where nothing of the hub can be running at the same time), which saves a
-    /// publish request two job trips through the loop; else on the hub's executor.
+    /// Wherever the caller runs: at once on the calling thread when that is the hub's
+    /// executor's (`publishAtOnce`: the event loop's does isolate its thread, where
+    /// nothing of the hub can be running at the same time), which saves a publish
+    /// request two job trips through the loop; else on the hub's executor.
     public nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String,
                                     event: String? = nil) async throws(PublishError) -> PublishResult {
         if let inPlace = publishAtOnce(topic: topic, channel: channel, data: data, event: event) {

@@ -25,13 +25,17 @@ extension Actor {
     /// the executor said so (`runInPlace`), or from another actor that shares it (the
     /// cluster engine and its hub). Sound there: an executor that isolates the calling
     /// thread runs none of the actor's jobs while `body` runs, which is all isolation
-    /// promises; `body` is called once, here, and its result is `Sendable`.
+    /// promises; `body` is called once, here, and its result is `Sendable`. Debug builds
+    /// (the tests) check it anyway, as `assumeIsolated` would.
     @inline(__always)
     package nonisolated func assumeIsolatedUnchecked<Arguments: Sendable, T: Sendable>(
         _ arguments: Arguments, _ body: @escaping (isolated Self, Arguments) -> T
     ) -> T {
+        #if DEBUG
+        preconditionIsolated("run in place off the actor's executor")
+        #endif
         // The standard library's `assumeIsolated` makes the same cast after its check:
         // an `isolated` parameter is an ordinary parameter in the calling convention.
-        unsafeBitCast(body, to: ((Self, Arguments) -> T).self)(self, arguments)
+        return unsafeBitCast(body, to: ((Self, Arguments) -> T).self)(self, arguments)
     }
 }

@@ -27,7 +27,8 @@ public protocol StreamEngine: Sendable {
     ///   (Redis unreachable); nothing is registered then.
     func subscribe(topics: TopicSlots, channel: Channel, resumeAfter: [UInt64?]?) async throws(SubscribeError) -> Subscription
 
-    /// Publishes one value with the topic channel's next id: the one publish entry.
+    /// Publishes one value with the topic channel's next id: the one publish entry
+    /// (`publishAtOnce` is the same publish, done synchronously where it can be).
     /// Where the engine's work runs is its own concern (the in-memory hub publishes
     /// at once when called on its loop, without a hop). `nonisolated(nonsending)`: the
     /// call itself is not an executor switch (issue 27).
