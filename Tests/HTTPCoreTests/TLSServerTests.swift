@@ -27,7 +27,10 @@ struct TLSServerTests {
     }
 
     /// On one TLS connection a reading task and a writing task run at once, in both directions
-    /// on both ends, and every byte arrives in order.
+    /// on both ends, and every byte arrives in order. The handshake's deadlines are generous
+    /// (30 s): the test is about the bytes, and at the start of a test pass, with every suite
+    /// running at once on two cores, the accepting task once ran too late for the client's
+    /// default 10 s (CI, stop 40).
     @Test func oneReaderAndOneWriterAtOnce() async throws {
         let address = try #require(SocketAddress.resolve(host: "127.0.0.1", port: 0))
         let listener = try Listener(address: address)
@@ -39,10 +42,10 @@ struct TLSServerTests {
         let serverSide = Task {
             let connection = try await listener.accept(tls: context)
             defer { connection.close() }
-            try await connection.handshake(deadline: .now + .seconds(5))
+            try await connection.handshake(deadline: .now + .seconds(30))
             return try await Self.duplex(connection, send: toClient, expecting: toServer.count)
         }
-        let client = try await Connection.connect(to: target, tls: certificates.client)
+        let client = try await Connection.connect(to: target, deadline: .now + .seconds(30), tls: certificates.client)
         defer { client.close() }
         let fromServer = try await Self.duplex(client, send: toServer, expecting: toClient.count)
         let fromClient = try await serverSide.value
