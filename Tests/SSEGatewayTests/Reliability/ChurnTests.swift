@@ -45,7 +45,7 @@ extension Reliability {
         @Test func connectionFloodWaitsInTheListenQueue() async throws {
             try await withGatewayProcess { gateway in
                 let probe = gateway.probe
-                let startDescriptors = probe.openDescriptors()
+                let startDescriptors = await gateway.settledDescriptors()
                 let base = probe.residentBytes()
                 let peaks = PeakSampler(probe)
                 let port = gateway.port

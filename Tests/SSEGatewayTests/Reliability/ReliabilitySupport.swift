@@ -118,6 +118,22 @@ extension GatewayProcess {
         return last
     }
 
+    /// The descriptor count once it held still for 300 ms (or when `seconds` pass): a gateway
+    /// that has just started may still be opening its runtime's own (libdispatch opens its
+    /// epoll, eventfd and timerfd at the first timer). A baseline read at once was one short
+    /// on a loaded machine (CI, stop 40).
+    func settledDescriptors(upTo seconds: Double = 3) async -> Int {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var last = probe.openDescriptors()
+        var stillSince = ContinuousClock.now
+        while ContinuousClock.now < deadline && ContinuousClock.now - stillSince < .milliseconds(300) {
+            try? await Task.sleep(for: .milliseconds(50))
+            let count = probe.openDescriptors()
+            if count != last { (last, stillSince) = (count, .now) }
+        }
+        return last
+    }
+
     /// Waits until exactly `count` sockets are open or `seconds` pass; the last count seen.
     func waitForSockets(_ count: Int, upTo seconds: Double) async -> Int {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
