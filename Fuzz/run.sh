@@ -55,6 +55,7 @@ if [ $stale -eq 1 ]; then
     swiftc -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -module-name "Fuzz_$target" \
         -I "$products/Modules" -I "$products" -Xcc -fmodule-map-file=Sources/CStreamsSSL/module.modulemap \
         -Xcc -fmodule-map-file=Sources/CNghttp2/module.modulemap \
+        -Xcc -fmodule-map-file=Sources/CThreadSanitizer/module.modulemap \
         "$entry" Fuzz/Support/*.swift "${objects[@]}" -lssl -lcrypto -lnghttp2 -o "$binary.tmp"
     mv "$binary.tmp" "$binary"
     echo "fuzz $target: built in $((SECONDS - build_start)) s"
