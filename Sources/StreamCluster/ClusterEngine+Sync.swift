@@ -156,10 +156,11 @@ extension ClusterEngine {
               let entry = followed[topic] else { return }
         let now = ContinuousClock.now
         var steps: [MirrorStep] = []
-        // Redis behind this gateway: it lost the topic's ids (came back empty, or a
-        // key was evicted). Raise its counters so ids never go backwards here.
-        let raise = reply.lastState < entry.lastState || reply.lastEvents < entry.lastEvents
-            ? (entry.lastState, entry.lastEvents) : nil
+        // Redis behind this gateway: it lost the topic's ids (came back empty, a key was
+        // evicted, or a promoted replica lacks the last publishes, this gateway's
+        // acknowledged ones included). Raise its counters so ids never go backwards here.
+        let floor = entry.idFloor
+        let raise = reply.lastState < floor.state || reply.lastEvents < floor.events ? floor : nil
         if let state = reply.state, state.id > entry.lastState {
             steps.append(.apply(ClusterMessage(channel: .state, id: state.id, event: state.event, data: state.data), at: now))
         }

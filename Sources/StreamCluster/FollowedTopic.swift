@@ -48,6 +48,16 @@ struct FollowedTopic {
     /// Ids the hub holds for the topic (the engine is the hub's only writer for it).
     private(set) var lastState: UInt64 = 0
     private(set) var lastEvents: UInt64 = 0
+    /// The highest ids this gateway's own publishes of the topic were acknowledged with
+    /// (the script's replies), in every phase. A reply that comes while the topic is not
+    /// live is not applied (its echo or the sync brings the value); but across a failover
+    /// neither may: the value was stored on a master that is gone (without
+    /// `--redis-min-replicas` API.md allows that loss), and the promoted one's counters
+    /// are below it. The next publish and the sync's raise go above these ids too
+    /// (`idFloor`), so a publisher is never given an id twice, and subscribers get a `gap`
+    /// for the lost one, not a second value under its id.
+    private(set) var acknowledgedState: UInt64 = 0
+    private(set) var acknowledgedEvents: UInt64 = 0
     // Set only by the calls of `FollowedTopic+Calls` and `+Fences` (the engine reads them).
     /// Subscribers between their arrival and their registration in the hub: while
     /// any, the topic is not let go.
@@ -59,6 +69,12 @@ struct FollowedTopic {
 
     var isLive: Bool {
         if case .live = phase { true } else { false }
+    }
+
+    /// The ids a new id of the topic must be above, and Redis's counters raised to: the
+    /// hub's and this gateway's acknowledged ones, the higher of each.
+    var idFloor: (state: UInt64, events: UInt64) {
+        (max(lastState, acknowledgedState), max(lastEvents, acknowledgedEvents))
     }
 
     // MARK: The one transition function
@@ -127,6 +143,7 @@ struct FollowedTopic {
                 return .sync
             }
         case (.live(var ahead), .stored(let message)):
+            acknowledge(message)
             if message.channel == .state || message.id <= lastEvents + 1 {
                 // Next (or a state value, which may skip ids), or held already (its echo came first).
                 return decide(message) == .apply ? .apply(message) : .none
@@ -135,8 +152,9 @@ struct FollowedTopic {
             ahead.hold(message)
             phase = .live(ahead: ahead)
             return .none
-        case (_, .stored):
-            return .none  // Its echo, or the sync under way or due, brings it.
+        case (_, .stored(let message)):
+            acknowledge(message)
+            return .none  // Its echo, or the sync under way or due, brings it (or a `gap`, if it was lost).
 
         case (.live(var ahead), .takeAhead):
             phase = .live(ahead: AheadMessages())  // `ahead` the only copy: not copied when taken from.
@@ -202,6 +220,13 @@ struct FollowedTopic {
 
         case (_, .subscribed), (_, .syncFailed), (_, .synced), (_, .takePending), (_, .leave), (_, .stayed), (_, .forgotten):
             preconditionFailure("followed topic: \(event) cannot come in \(phase)")
+        }
+    }
+
+    private mutating func acknowledge(_ message: ClusterMessage) {
+        switch message.channel {
+        case .state: acknowledgedState = max(acknowledgedState, message.id)
+        case .events: acknowledgedEvents = max(acknowledgedEvents, message.id)
         }
     }
 

@@ -93,6 +93,29 @@ struct FollowedTopicTests {
         #expect(topic.isLive && topic.phase == .live(ahead: AheadMessages()))
     }
 
+    /// Own publishes acknowledged while the topic is not live (replies in flight when the link was
+    /// lost to a failover, stored on a master that is gone) are not applied, but they raise the id
+    /// floor: the next publish and the sync's raise go above them, even when the new master's sync
+    /// lacks them, and that next publish shows the lost ids missing (a sync, whose skip is a `gap`).
+    @Test func ownPublishesAcknowledgedOutsideLiveRaiseTheIDFloor() {
+        var topic = liveTopic(state: 2, events: 3)
+        #expect(topic.stored(message(.events, 4)) == .apply(message(.events, 4)))
+        #expect(topic.idFloor == (2, 4))
+        _ = topic.linkLost()
+        #expect(topic.stored(message(.events, 5)) == .none)
+        #expect(topic.stored(message(.state, 6)) == .none)
+        #expect(topic.stored(message(.events, 3)) == .none)  // An older reply lowers nothing.
+        #expect(topic.lastState == 2 && topic.lastEvents == 4)  // The hub has neither.
+        #expect(topic.idFloor == (6, 5))
+        #expect(topic.takeSubscribe() == true)
+        #expect(topic.subscribed() == .sync)
+        #expect(topic.takeSync()! == (2, 4))
+        topic.synced(state: 2, events: 4)  // The promoted replica never had 5 or 6.
+        #expect(topic.nextPending() == .live)
+        #expect(topic.idFloor == (6, 5))
+        #expect(topic.received(message(.events, 6)) == .sync)
+    }
+
     /// State values may skip ids (only the newest matters) but never go back.
     @Test func stateAppliesOnlyNewerValues() {
         var topic = liveTopic(state: 2)
