@@ -10,8 +10,10 @@ extension Actor {
     /// entry. The three were about 650 instructions of a 32,000-instruction publish
     /// request (issue 27). `body` should capture nothing (its inputs come as `arguments`):
     /// then it has no context to allocate, where `assumeIsolated`'s closure took two
-    /// allocations a call.
-    @inline(__always)
+    /// allocations a call. Inlinable: called from another module (the cluster engine)
+    /// unspecialized, `body` had to be re-abstracted to the generic signature, a thunk
+    /// with an allocated context at every call (4 allocations of a publish on Redis).
+    @inlinable @inline(__always)
     package nonisolated func runInPlace<Arguments: Sendable, T: Sendable>(
         isolatedBy executor: any SerialExecutor, _ arguments: Arguments,
         _ body: @escaping (isolated Self, Arguments) -> T
@@ -27,7 +29,7 @@ extension Actor {
     /// thread runs none of the actor's jobs while `body` runs, which is all isolation
     /// promises; `body` is called once, here, and its result is `Sendable`. Debug builds
     /// (the tests) check it anyway, as `assumeIsolated` would.
-    @inline(__always)
+    @inlinable @inline(__always)
     package nonisolated func assumeIsolatedUnchecked<Arguments: Sendable, T: Sendable>(
         _ arguments: Arguments, _ body: @escaping (isolated Self, Arguments) -> T
     ) -> T {

@@ -10,7 +10,12 @@ public struct HTTPResponse: Sendable {
         /// (its framing, no length) and the source is cancelled unread: the one
         /// place HEAD is decided for a stream (`SourcedBody.empty` answers a HEAD
         /// that must not open the stream).
-        case source(SourcedBody)
+        ///
+        /// Indirect (boxed, one allocation per stream): `SourcedBody` holds a
+        /// `ContinuousClock.Instant`, a resilient type, so unboxed it made every
+        /// response and `Reply` of unknown size, and every async frame that holds one
+        /// allocated a slot for it from the task allocator (six a publish request, issue 27).
+        indirect case source(SourcedBody)
     }
 
     public var head: HTTPResponseHead
