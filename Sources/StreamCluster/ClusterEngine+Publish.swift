@@ -22,7 +22,7 @@ import StreamHub
 extension ClusterEngine {
     public nonisolated(nonsending) func publish(topic: String, channel: Channel, data: String,
                                                 event: String?) async throws(PublishError) -> PublishResult {
-        let deadline = ContinuousClock.now + configuration.commandTimeout
+        let deadline = PublishDeadline.after(configuration.commandTimeout)
         var attempt = PublishAttempt()
         while true {
             let asking = attempt.asking
@@ -164,10 +164,10 @@ extension ClusterEngine {
     /// per shard: a `WAIT` blocks its connection, others pipelined behind it would wait
     /// out its timeout). Returns the id and the other gateways' subscribers.
     private nonisolated(nonsending) func store(_ plan: PublishPlan,
-                                               until deadline: ContinuousClock.Instant) async -> PublishOutcome {
+                                               until deadline: PublishDeadline) async -> PublishOutcome {
         guard configuration.minReplicas > 0 else { return await runScript(plan, until: deadline) }
         guard await takeReplicaTurn(shard: plan.shard, until: deadline) else {
-            let reason = ContinuousClock.now >= deadline
+            let reason = !deadline.isAhead()
                 ? "waited for the publishes before it on the shard (--redis-min-replicas: one WAIT at a time) "
                   + "past the command timeout (\(configuration.commandTimeout)); retry in a moment"
                 : await replicasShortText(shard: plan.shard)
@@ -197,7 +197,7 @@ extension ClusterEngine {
     /// The script for the plan's value: in a batch with other publishes of this link
     /// (`PublishBatcher`) where the plan allows, else alone.
     private nonisolated(nonsending) func runScript(_ plan: PublishPlan,
-                                                   until deadline: ContinuousClock.Instant) async -> PublishOutcome {
+                                                   until deadline: PublishDeadline) async -> PublishOutcome {
         if plan.batched {
             return await plan.link.publishes.publish(plan.item, constants: plan.constants, hash: plan.hash, until: deadline,
                                                      timeout: configuration.commandTimeout)
@@ -219,8 +219,11 @@ extension ClusterEngine {
     }
 
     /// After a failed try: the next try (a redirection or `TRYAGAIN` on Redis Cluster), or the refusal.
+    /// Never inlined into `publish`: its clock values (the `TRYAGAIN` sleep's) would be
+    /// task allocations at every publish's start there (`PublishDeadline`).
+    @inline(never)
     private func publishFailed(_ failure: PublishFailure, plan: PublishPlan, attempt: PublishAttempt,
-                               until deadline: ContinuousClock.Instant) async -> Result<PublishAttempt, PublishError> {
+                               until deadline: PublishDeadline) async -> Result<PublishAttempt, PublishError> {
         let error: RedisError
         switch failure {
         case .refused(let reason): return .failure(.unavailable(reason: reason))
@@ -229,7 +232,7 @@ extension ClusterEngine {
         if routing.isCluster, let redirection = ClusterRedirection(error) {
             switch redirection.kind {
             case .moved where !attempt.moved:
-                guard await refreshMapNow(until: deadline) else {
+                guard await refreshMapNow(until: deadline.instant) else {
                     return .failure(.unavailable(reason: "the topic's slot moved to another Redis Cluster master, and the "
                                                  + "new slot map was not read within the command timeout; retry in a moment"))
                 }
@@ -242,7 +245,7 @@ extension ClusterEngine {
         }
         if routing.isCluster, let refusal = ClusterRefusal(error) {
             switch refusal {
-            case .tryAgain where ContinuousClock.now + .milliseconds(25) < deadline:
+            case .tryAgain where deadline.isAhead(by: .milliseconds(25)):
                 try? await Task.sleep(for: .milliseconds(25))
                 return .success(PublishAttempt(moved: attempt.moved, asking: nil))
             case .tryAgain:

@@ -29,7 +29,7 @@ struct ReplicaTurns {
 extension ClusterEngine {
     /// Waits for the shard's turn until `deadline`; false: refused (replicas short, too
     /// many waiting, the engine shutting down, or `deadline` passed while waiting).
-    func takeReplicaTurn(shard index: Int, until deadline: ContinuousClock.Instant) async -> Bool {
+    func takeReplicaTurn(shard index: Int, until deadline: PublishDeadline) async -> Bool {
         var turns = replicaTurns[index] ?? ReplicaTurns()
         if !turns.busy {
             turns.busy = true
@@ -37,13 +37,13 @@ extension ClusterEngine {
             return true
         }
         if let until = turns.shortUntil, until > .now { return false }
-        guard turns.waiting.count < ReplicaTurns.waitingLimit, !isShutdown, deadline > .now else { return false }
+        guard turns.waiting.count < ReplicaTurns.waitingLimit, !isShutdown, deadline.isAhead() else { return false }
         turns.lastID += 1
         let id = turns.lastID
         replicaTurns[index] = turns
         return await withTaskGroup(of: Void.self, returning: Bool.self) { group in
             group.addTask {
-                do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+                do { try await Task.sleep(until: deadline.instant, clock: .continuous) } catch { return }
                 await self.replicaTurnOverdue(shard: index, id: id)
             }
             let granted = await withCheckedContinuation { continuation in

@@ -42,7 +42,7 @@ final class PublishBatcher: Sendable {
     /// A publish handed in and not answered yet.
     struct Waiter: Sendable {
         let item: PublishItem
-        let deadline: ContinuousClock.Instant
+        let deadline: PublishDeadline
         let continuation: UnsafeContinuation<Turn, Never>
     }
 
@@ -59,7 +59,7 @@ final class PublishBatcher: Sendable {
     /// `deadline`: past it, the publish is refused without being sent; `timeout`: the
     /// call's, from when it is sent.
     nonisolated(nonsending) func publish(_ item: PublishItem, constants: RedisArguments, hash: String?,
-                                         until deadline: ContinuousClock.Instant, timeout: Duration) async -> PublishOutcome {
+                                         until deadline: PublishDeadline, timeout: Duration) async -> PublishOutcome {
         let turn = await withUnsafeContinuation { (continuation: UnsafeContinuation<Turn, Never>) in
             let waiter = Waiter(item: item, deadline: deadline, continuation: continuation)
             if case .lead(let number) = batching.withLock({ $0.admit(waiter, bytes: item.byteCount) }) {
@@ -81,8 +81,7 @@ final class PublishBatcher: Sendable {
     /// whose deadline passed, then hands every other publish its outcome. Returns the caller's.
     private nonisolated(nonsending) func send(_ batch: [Waiter], constants: RedisArguments, hash: String?,
                                               timeout: Duration) async -> PublishOutcome {
-        let now = ContinuousClock.now
-        let live = batch.indices.filter { batch[$0].deadline > now }
+        let live = batch.indices.filter { batch[$0].deadline.isAhead() }
         var outcomes = [PublishOutcome](repeating: .failure(.refused(Self.lateReason)), count: batch.count)
         if !live.isEmpty {
             let answered = await ClusterEngine.publishBatch(live.map { batch[$0].item }, constants: constants, hash: hash,

@@ -79,7 +79,7 @@ struct PublishBatcherTests {
     @Test func aPublishPastItsDeadlineIsNotSent() async throws {
         try await withBatcher { redis, batcher, constants async throws in
             let item = ClusterEngine.publishItem(topic: "late", channel: .events, data: "v", event: nil, above: 0, sharded: false)
-            let late = await batcher.publish(item, constants: constants, hash: nil, until: .now - .milliseconds(1),
+            let late = await batcher.publish(item, constants: constants, hash: nil, until: PublishDeadline(.now - .milliseconds(1)),
                                              timeout: .seconds(2))
             guard case .failure(.refused(let reason)) = late else {
                 Issue.record("a publish past its deadline: \(late)")
@@ -88,7 +88,7 @@ struct PublishBatcherTests {
             #expect(reason.contains("nothing was stored"))
             #expect(try await redis.run(["EXISTS", "sse:{late}:id"]).integer == 0)
             // The batcher is free again: the next publish goes out.
-            let next = await batcher.publish(item, constants: constants, hash: nil, until: .now + .seconds(2), timeout: .seconds(2))
+            let next = await batcher.publish(item, constants: constants, hash: nil, until: .after(.seconds(2)), timeout: .seconds(2))
             #expect(try next.get().0 == 1)
         }
     }
@@ -104,7 +104,7 @@ struct PublishBatcherTests {
                         let item = ClusterEngine.publishItem(topic: "gone", channel: .events, data: "v\(index)", event: nil,
                                                              above: 0, sharded: false)
                         group.addTask {
-                            await batcher.publish(item, constants: constants, hash: nil, until: .now + .seconds(2), timeout: .seconds(2))
+                            await batcher.publish(item, constants: constants, hash: nil, until: .after(.seconds(2)), timeout: .seconds(2))
                         }
                     }
                     return await group.reduce(into: [PublishOutcome]()) { $0.append($1) }
