@@ -7,7 +7,7 @@ import StreamHub
 /// (`startFailoverPause`: the shard's `refloor` = `failover`, at most
 /// `failoverPause`); every gateway that links to a Redis where a pause runs owes a
 /// mark: once its syncs of the shard's followed topics are done (each one's counters
-/// raised to the ids it holds), it adds itself to the pause's raised set. The pause
+/// raised to the ids it holds or acknowledged), it adds itself to the pause's raised set. The pause
 /// ends the moment every gateway seen on the shard within the last minute (the
 /// shard's gateways set, replicated from the old master) is marked; one that is not
 /// holds it while its liveness key (3 s after its last heartbeat) is still there, and
@@ -79,7 +79,7 @@ extension ClusterEngine {
     }
 
     /// Whether every followed topic of the shard has synced on its current link (its
-    /// counters raised to the ids this gateway holds): none is still subscribing or syncing.
+    /// counters raised to the ids this gateway holds or acknowledged): none is still subscribing or syncing.
     func syncsDone(shard index: Int) -> Bool {
         !followed.contains { name, entry in
             guard routing.shard(of: name) == index else { return false }

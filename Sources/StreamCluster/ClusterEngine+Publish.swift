@@ -62,12 +62,12 @@ extension ClusterEngine {
     private func planPublish(topic: String, channel: Channel, data: String, event: String?,
                              asking: ClusterAddress?) -> Result<PublishPlan, PublishError> {
         guard !isShutdown else { return .failure(.shutdown) }
-        // The new id is above the last this gateway holds, and the last it acknowledged
-        // (`FollowedTopic.idFloor`): ids never go backwards for its subscribers, and a
-        // publisher is not given one twice.
+        // The new id is above the last this gateway holds, and while it follows the topic
+        // the last it acknowledged (`FollowedTopic.idsAbove`): ids never go backwards for
+        // its subscribers, and it hands out none of its acknowledged ones again.
         let held = hub.assumeIsolatedUnchecked(topic) { hub, topic in hub.lastIDs(topic: topic) }
-        let floor = followed[topic]?.idFloor ?? held
-        let above = channel == .state ? max(held.state, floor.state) : max(held.events, floor.events)
+        let acknowledged = followed[topic]?.idsAbove ?? held
+        let above = channel == .state ? max(held.state, acknowledged.state) : max(held.events, acknowledged.events)
         let target = asking.flatMap { address in
             shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
         } ?? (asking == nil ? routing.shard(of: topic) : nil)

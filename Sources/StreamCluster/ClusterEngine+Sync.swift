@@ -159,8 +159,9 @@ extension ClusterEngine {
         // Redis behind this gateway: it lost the topic's ids (came back empty, a key was
         // evicted, or a promoted replica lacks the last publishes, this gateway's
         // acknowledged ones included). Raise its counters so ids never go backwards here.
-        let floor = entry.idFloor
-        let raise = reply.lastState < floor.state || reply.lastEvents < floor.events ? floor : nil
+        let lost = entry.acknowledgedAtSync
+        let mustHold = (state: max(entry.lastState, lost.state), events: max(entry.lastEvents, lost.events))
+        let raise = reply.lastState < mustHold.state || reply.lastEvents < mustHold.events ? mustHold : nil
         if let state = reply.state, state.id > entry.lastState {
             steps.append(.apply(ClusterMessage(channel: .state, id: state.id, event: state.event, data: state.data), at: now))
         }
@@ -180,7 +181,14 @@ extension ClusterEngine {
                                     at: now - age))
             }
         }
-        followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: reply.lastEvents)
+        // This gateway's publishes acknowledged before the sync was sent that Redis no
+        // longer has (stored on a master that failed over) are gone: a `gap`, and the
+        // mirror at once where the raise puts Redis (a new subscriber's fence is reached).
+        let stored = max(reply.lastEvents, entry.lastEvents)
+        if lost.events > stored {
+            steps.append(.skip(after: stored, through: lost.events))
+        }
+        followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: max(reply.lastEvents, lost.events))
         catchUpProgress &+= 1
         for step in steps {
             switch step {

@@ -88,8 +88,9 @@ enum ClusterScripts {
     /// shard's on Redis Cluster), the announcing command (`PUBLISH`, or `SPUBLISH` on
     /// Redis Cluster: the channel is then in the topic's slot); then five for each
     /// value: channel (`state`/`events`), data, event name (`""` for none), the id the
-    /// new one must be above (the last the publishing gateway holds: ids never go
-    /// backwards for its subscribers even if Redis lost the counter), the pub/sub channel.
+    /// new one must be above (the last the publishing gateway holds or, for a topic it
+    /// follows, acknowledged: ids never go backwards for its subscribers even if Redis
+    /// lost the counter, and it hands out none of its acknowledged ones again), the pub/sub channel.
     /// The liveness and pause keys are the shard's own (`ShardKeys`): on Redis Cluster
     /// undeclared keys of the same node, which Redis 7 lets a script without a shebang
     /// read (there every batch is of one value: a script's keys must share a slot).
@@ -182,8 +183,9 @@ enum ClusterScripts {
     return {ids[1] or '0', ids[2] or '0', ms, state, entries}
     """
 
-    /// Raises a topic's counters to at least the given ids (a gateway holding newer
-    /// ids than Redis: Redis came back empty). KEYS: ids. ARGV: state id, events id.
+    /// Raises a topic's counters to at least the given ids (a gateway holding or having
+    /// acknowledged newer ids than Redis: Redis came back empty, or a promoted replica
+    /// lacks the last publishes). KEYS: ids. ARGV: state id, events id.
     static let raiseIDs = """
     local fields = {'state', 'events'}
     for i = 1, 2 do

@@ -53,11 +53,15 @@ struct FollowedTopic {
     /// live is not applied (its echo or the sync brings the value); but across a failover
     /// neither may: the value was stored on a master that is gone (without
     /// `--redis-min-replicas` API.md allows that loss), and the promoted one's counters
-    /// are below it. The next publish and the sync's raise go above these ids too
-    /// (`idFloor`), so a publisher is never given an id twice, and subscribers get a `gap`
-    /// for the lost one, not a second value under its id.
+    /// are below it. While this gateway follows the topic, its next publish goes above
+    /// these ids too (`idsAbove`), so it never hands out one of them again.
     private(set) var acknowledgedState: UInt64 = 0
     private(set) var acknowledgedEvents: UInt64 = 0
+    /// The acknowledged ids when the running sync was sent. Redis ran that sync after
+    /// storing each of them, so any its reply lacks is lost: the sync raises Redis's
+    /// counters past them and skips them in the hub (a `gap`). Those acknowledged after
+    /// the send may simply not be in the reply yet; the next sync looks at them.
+    private(set) var acknowledgedAtSync: (state: UInt64, events: UInt64) = (0, 0)
     // Set only by the calls of `FollowedTopic+Calls` and `+Fences` (the engine reads them).
     /// Subscribers between their arrival and their registration in the hub: while
     /// any, the topic is not let go.
@@ -71,9 +75,9 @@ struct FollowedTopic {
         if case .live = phase { true } else { false }
     }
 
-    /// The ids a new id of the topic must be above, and Redis's counters raised to: the
+    /// The ids a new id of the topic must be above (the publish script's `above`): the
     /// hub's and this gateway's acknowledged ones, the higher of each.
-    var idFloor: (state: UInt64, events: UInt64) {
+    var idsAbove: (state: UInt64, events: UInt64) {
         (max(lastState, acknowledgedState), max(lastEvents, acknowledgedEvents))
     }
 
@@ -94,6 +98,7 @@ struct FollowedTopic {
 
         case (.syncing(sent: false, let pending), .takeSync):
             phase = .syncing(sent: true, pending: pending)
+            acknowledgedAtSync = (acknowledgedState, acknowledgedEvents)
             return .runSync(afterState: lastState, afterEvents: lastEvents)
         case (_, .takeSync):
             return .none  // Running already, or no sync due.
@@ -233,6 +238,9 @@ struct FollowedTopic {
     private mutating func forgetIDs() {
         lastState = 0
         lastEvents = 0
+        acknowledgedState = 0  // As long as the hub's copy: a Redis emptied on purpose starts over.
+        acknowledgedEvents = 0
+        acknowledgedAtSync = (0, 0)
     }
 
     private enum Decision { case apply, skip, missing }

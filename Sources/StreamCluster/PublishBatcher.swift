@@ -81,7 +81,8 @@ final class PublishBatcher: Sendable {
     /// whose deadline passed, then hands every other publish its outcome. Returns the caller's.
     private nonisolated(nonsending) func send(_ batch: [Waiter], constants: RedisArguments, hash: String?,
                                               timeout: Duration) async -> PublishOutcome {
-        let live = batch.indices.filter { batch[$0].deadline.isAhead() }
+        let now = PublishDeadline.now()
+        let live = batch.indices.filter { batch[$0].deadline > now }
         var outcomes = [PublishOutcome](repeating: .failure(.refused(Self.lateReason)), count: batch.count)
         if !live.isEmpty {
             let answered = await ClusterEngine.publishBatch(live.map { batch[$0].item }, constants: constants, hash: hash,

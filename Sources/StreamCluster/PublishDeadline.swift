@@ -14,11 +14,17 @@ struct PublishDeadline: Sendable, Comparable {
         sinceEpoch = Self.epoch.duration(to: instant)
     }
 
-    /// `timeout` from now. (None of these is inlined: inlined into an async function,
-    /// their instants would be task allocations there again.)
+    /// `timeout` from now. (Nothing here that makes an instant is inlined: inlined into
+    /// an async function, its instants would be task allocations there again.)
     @inline(never)
     static func after(_ timeout: Duration) -> PublishDeadline {
         PublishDeadline(.now + timeout)
+    }
+
+    /// Now, to compare deadlines with.
+    @inline(never)
+    static func now() -> PublishDeadline {
+        PublishDeadline(.now)
     }
 
     var instant: ContinuousClock.Instant {

@@ -10,9 +10,9 @@ extension Actor {
     /// entry. The three were about 650 instructions of a 32,000-instruction publish
     /// request (issue 27). `body` should capture nothing (its inputs come as `arguments`):
     /// then it has no context to allocate, where `assumeIsolated`'s closure took two
-    /// allocations a call. Inlinable: called from another module (the cluster engine)
-    /// unspecialized, `body` had to be re-abstracted to the generic signature, a thunk
-    /// with an allocated context at every call (4 allocations of a publish on Redis).
+    /// allocations a call. Inlinable so that calls from another module (the cluster
+    /// engine) are specialized: unspecialized, `body` must be re-abstracted to the
+    /// generic signature, a thunk with an allocated context at every call.
     @inlinable @inline(__always)
     package nonisolated func runInPlace<Arguments: Sendable, T: Sendable>(
         isolatedBy executor: any SerialExecutor, _ arguments: Arguments,

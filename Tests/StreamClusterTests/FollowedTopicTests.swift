@@ -94,26 +94,37 @@ struct FollowedTopicTests {
     }
 
     /// Own publishes acknowledged while the topic is not live (replies in flight when the link was
-    /// lost to a failover, stored on a master that is gone) are not applied, but they raise the id
-    /// floor: the next publish and the sync's raise go above them, even when the new master's sync
-    /// lacks them, and that next publish shows the lost ids missing (a sync, whose skip is a `gap`).
-    @Test func ownPublishesAcknowledgedOutsideLiveRaiseTheIDFloor() {
+    /// lost to a failover, stored on a master that is gone) are not applied, but the next publish goes
+    /// above them (`idsAbove`), and the next sync sent knows them (`acknowledgedAtSync`: what its reply
+    /// lacks is lost, and the engine skips it with a `gap`); the hub's ids are then past them.
+    /// Forgetting the topic forgets them with the hub's copy.
+    @Test func ownPublishesAcknowledgedOutsideLiveAreNotHandedOutAgain() {
         var topic = liveTopic(state: 2, events: 3)
         #expect(topic.stored(message(.events, 4)) == .apply(message(.events, 4)))
-        #expect(topic.idFloor == (2, 4))
+        #expect(topic.idsAbove == (2, 4))
         _ = topic.linkLost()
         #expect(topic.stored(message(.events, 5)) == .none)
         #expect(topic.stored(message(.state, 6)) == .none)
         #expect(topic.stored(message(.events, 3)) == .none)  // An older reply lowers nothing.
         #expect(topic.lastState == 2 && topic.lastEvents == 4)  // The hub has neither.
-        #expect(topic.idFloor == (6, 5))
+        #expect(topic.idsAbove == (6, 5))
         #expect(topic.takeSubscribe() == true)
         #expect(topic.subscribed() == .sync)
+        #expect(topic.acknowledgedAtSync == (0, 0))
         #expect(topic.takeSync()! == (2, 4))
-        topic.synced(state: 2, events: 4)  // The promoted replica never had 5 or 6.
+        #expect(topic.acknowledgedAtSync == (6, 5))
+        #expect(topic.stored(message(.events, 7)) == .none)  // After the send: for the next sync.
+        #expect(topic.acknowledgedAtSync == (6, 5) && topic.idsAbove == (6, 7))
+        topic.synced(state: 2, events: 5)  // The promoted replica never had 5: the engine skipped it.
         #expect(topic.nextPending() == .live)
-        #expect(topic.idFloor == (6, 5))
-        #expect(topic.received(message(.events, 6)) == .sync)
+        #expect(topic.received(message(.events, 8)) == .sync)  // 6 and 7 not come: a sync.
+        _ = topic.takeSync()
+        #expect(topic.acknowledgedAtSync == (6, 7))
+        topic.synced(state: 2, events: 8)
+        #expect(topic.nextPending() == .live)
+        topic.leave()
+        #expect(topic.forgottenButWanted() == .sync)
+        #expect(topic.idsAbove == (0, 0) && topic.acknowledgedAtSync == (0, 0))
     }
 
     /// State values may skip ids (only the newest matters) but never go back.

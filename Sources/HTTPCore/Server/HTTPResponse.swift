@@ -12,9 +12,10 @@ public struct HTTPResponse: Sendable {
         /// that must not open the stream).
         ///
         /// Indirect (boxed, one allocation per stream): `SourcedBody` holds a
-        /// `ContinuousClock.Instant`, a resilient type, so unboxed it made every
-        /// response and `Reply` of unknown size, and every async frame that holds one
-        /// allocated a slot for it from the task allocator (six a publish request, issue 27).
+        /// `ContinuousClock.Instant`, a resilient type; unboxed, every response and
+        /// `Reply` would be of a size known only at run time, and each async frame
+        /// holding one would take a task-allocator slot for it, and each copy go through
+        /// value witnesses (about 800 instructions a publish request, issue 27).
         indirect case source(SourcedBody)
     }
 
