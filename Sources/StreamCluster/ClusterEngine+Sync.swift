@@ -180,15 +180,13 @@ extension ClusterEngine {
                 steps.append(.apply(ClusterMessage(channel: .events, id: event.id, event: event.event, data: event.data),
                                     at: now - age))
             }
+            // Ids the counter passed without a value after the window's newest (a raise
+            // stores none): gone too, a `gap`, so the mirror ends where the counter is.
+            if let newest = kept.last?.id, newest < reply.lastEvents {
+                steps.append(.skip(after: newest, through: reply.lastEvents))
+            }
         }
-        // This gateway's publishes acknowledged before the sync was sent that Redis no
-        // longer has (stored on a master that failed over) are gone: a `gap`, and the
-        // mirror at once where the raise puts Redis (a new subscriber's fence is reached).
-        let stored = max(reply.lastEvents, entry.lastEvents)
-        if lost.events > stored {
-            steps.append(.skip(after: stored, through: lost.events))
-        }
-        followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: max(reply.lastEvents, lost.events))
+        followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: reply.lastEvents)
         catchUpProgress &+= 1
         for step in steps {
             switch step {
@@ -199,11 +197,13 @@ extension ClusterEngine {
                 await hub.skipEvents(topic: topic, after: after, through: through)
             }
         }
+        var raisedPastAcknowledged = false
         if let raise {
             let keys = ClusterKeys(topic: topic)
             do {
                 _ = try await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link, keys: [keys.ids],
                                         arguments: [Array(String(raise.0).utf8), Array(String(raise.1).utf8)])
+                raisedPastAcknowledged = lost.state > reply.lastState || lost.events > reply.lastEvents
             } catch {
                 // Not raised: this gateway must not mark itself raised for a running pause
                 // (which then lasts its time to live); a lost link syncs again anyway.
@@ -213,6 +213,11 @@ extension ClusterEngine {
             }
         }
         await applyPending(topic, generation: link.generation)
+        // This gateway's publishes acknowledged before the sync was sent that Redis no
+        // longer has (stored on a master that failed over) are gone. Not skipped here: until
+        // the raise, another gateway could be given those ids for values Redis does hold.
+        // The next sync, after the raise, applies those and skips the rest (a `gap`).
+        if raisedPastAcknowledged, followed[topic]?.resync() == .sync { doorbellRinger.yield() }
     }
 
     /// Applies the messages that came during a sync; the topic is live after them

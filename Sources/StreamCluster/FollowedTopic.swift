@@ -59,8 +59,9 @@ struct FollowedTopic {
     private(set) var acknowledgedEvents: UInt64 = 0
     /// The acknowledged ids when the running sync was sent. Redis ran that sync after
     /// storing each of them, so any its reply lacks is lost: the sync raises Redis's
-    /// counters past them and skips them in the hub (a `gap`). Those acknowledged after
-    /// the send may simply not be in the reply yet; the next sync looks at them.
+    /// counters past them, and the next sync skips them in the hub (a `gap`). Those
+    /// acknowledged after the send may simply not be in the reply yet: a later sync
+    /// looks at them.
     private(set) var acknowledgedAtSync: (state: UInt64, events: UInt64) = (0, 0)
     // Set only by the calls of `FollowedTopic+Calls` and `+Fences` (the engine reads them).
     /// Subscribers between their arrival and their registration in the hub: while

@@ -96,7 +96,7 @@ struct FollowedTopicTests {
     /// Own publishes acknowledged while the topic is not live (replies in flight when the link was
     /// lost to a failover, stored on a master that is gone) are not applied, but the next publish goes
     /// above them (`idsAbove`), and the next sync sent knows them (`acknowledgedAtSync`: what its reply
-    /// lacks is lost, and the engine skips it with a `gap`); the hub's ids are then past them.
+    /// lacks is lost; the engine raises Redis's counters past it, and the sync after skips it, a `gap`).
     /// Forgetting the topic forgets them with the hub's copy.
     @Test func ownPublishesAcknowledgedOutsideLiveAreNotHandedOutAgain() {
         var topic = liveTopic(state: 2, events: 3)
@@ -115,7 +115,7 @@ struct FollowedTopicTests {
         #expect(topic.acknowledgedAtSync == (6, 5))
         #expect(topic.stored(message(.events, 7)) == .none)  // After the send: for the next sync.
         #expect(topic.acknowledgedAtSync == (6, 5) && topic.idsAbove == (6, 7))
-        topic.synced(state: 2, events: 5)  // The promoted replica never had 5: the engine skipped it.
+        topic.synced(state: 2, events: 5)  // The promoted replica never had 5: raised to it, then skipped.
         #expect(topic.nextPending() == .live)
         #expect(topic.received(message(.events, 8)) == .sync)  // 6 and 7 not come: a sync.
         _ = topic.takeSync()
