@@ -149,8 +149,8 @@ extension ClusterEngine {
     }
 
     /// Brings the mirror to what Redis held: the newer state value; the events after
-    /// the held id that the window still has, preceded by a skip (a `gap` for live
-    /// subscribers) over those it no longer has; then the messages buffered meanwhile.
+    /// the held id that the window still has, with a skip (a `gap` for live
+    /// subscribers) over each run of ids it does not have; then the messages buffered meanwhile.
     private func apply(_ reply: SyncReply, to topic: String, shard index: Int, link: RedisLink) async {
         guard self.link(shard: index)?.generation == link.generation, topicShard[topic] == index,
               let entry = followed[topic] else { return }
@@ -171,19 +171,23 @@ extension ClusterEngine {
             // Only the oldest leave by age (a window is ordered by id): an entry that looks
             // younger than one before it (Redis's clock stepped back) is still kept.
             let kept = reply.entries.filter { $0.id > held }.drop { reply.now - $0.publishedAt > maxAge }
-            let firstKept = kept.first?.id ?? reply.lastEvents + 1
-            if firstKept > held + 1 {
-                steps.append(.skip(after: held, through: firstKept - 1))
-            }
+            // Every id missing is skipped (a `gap`): those gone from the window before the
+            // first kept, those between two entries (a raise after a failover lost values
+            // stores none; a fresh mirror must not replay across them as if nothing was
+            // lost), and those the counter passed after the newest, so the mirror ends
+            // where the counter is.
+            var previous = held
             for event in kept {
+                if event.id > previous + 1 {
+                    steps.append(.skip(after: previous, through: event.id - 1))
+                }
                 let age = Duration.milliseconds(max(0, reply.now - event.publishedAt))
                 steps.append(.apply(ClusterMessage(channel: .events, id: event.id, event: event.event, data: event.data),
                                     at: now - age))
+                previous = event.id
             }
-            // Ids the counter passed without a value after the window's newest (a raise
-            // stores none): gone too, a `gap`, so the mirror ends where the counter is.
-            if let newest = kept.last?.id, newest < reply.lastEvents {
-                steps.append(.skip(after: newest, through: reply.lastEvents))
+            if previous < reply.lastEvents {
+                steps.append(.skip(after: previous, through: reply.lastEvents))
             }
         }
         followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: reply.lastEvents)

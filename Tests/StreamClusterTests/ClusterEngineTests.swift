@@ -78,6 +78,25 @@ struct ClusterEngineTests {
         }
     }
 
+    /// Ids Redis's window skips (its counter raised past values a failover lost) are a `gap` for
+    /// a gateway that mirrors the topic afresh: a resume from before them is never replayed across
+    /// them as if nothing was lost; the window it replays from starts after them.
+    @Test func aHoleInTheSharedWindowIsAGap() async throws {
+        try await withCluster { redis, engines in
+            let (a, b) = (engines[0], engines[1])
+            for index in 1...3 { _ = try await a.publish("holed", .events, "e\(index)") }
+            _ = try await redis.run(["HSET", "sse:{holed}:id", "events", "9"])
+            #expect(try await a.publish("holed", .events, "e10").id == 10)
+            let resumed = try await b.subscribe("holed", after: 2)
+            let events = try await resumed.events(2)
+            #expect(events.first?.event == "gap" && events.first?.data == "3")
+            #expect(events.last?.number == 10 && events.last?.data == "e10")
+            let live = try await b.subscribe("holed", after: 10)
+            _ = try await a.publish("holed", .events, "e11")
+            #expect(try await live.events(1).first?.number == 11)
+        }
+    }
+
     /// The window's age limit holds across gateways: events older than --replay-max-age are not replayed (a `gap` says so), and a Last-Event-ID newer than the topic's last id is treated as absent.
     @Test func theWindowsAgeAndANewerLastEventID() async throws {
         try await withCluster({ $0.hub.replayMaxAge = .seconds(1) }) { _, engines in

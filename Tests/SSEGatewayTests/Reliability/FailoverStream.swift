@@ -4,7 +4,8 @@ import TestSupport
 
 /// An SSE subscriber of the failover tests: every event checked as it arrives —
 /// ids only ever go up, each once, and an id that skips ahead comes right after a
-/// `gap` event naming the first one it can no longer have. What it received is kept
+/// `gap` event naming the first one it can no longer have (the data of one topic's
+/// stream, the `id` of several topics'). What it received is kept
 /// (id → data) to check afterwards that every acknowledged publish arrived. Used from one task.
 final class FailoverStream {
     let stream: SSETestClient
@@ -33,8 +34,9 @@ final class FailoverStream {
 
     private func accept(_ event: SSEEvent) {
         if event.event == "gap" {
-            guard let range = event.data.range(of: #""id":""#),
-                  let first = UInt64(event.data[range.upperBound...].prefix { $0.isNumber }) else {
+            // One topic's stream: the data is the first id; several topics': `{"topic":…,"id":"…"}`.
+            let digits = event.data.range(of: #""id":""#).map { event.data[$0.upperBound...] } ?? event.data[...]
+            guard let first = UInt64(digits.prefix { $0.isNumber }), first > 0 else {
                 problem = problem ?? "a gap event without an id: \(event.data)"
                 return
             }
