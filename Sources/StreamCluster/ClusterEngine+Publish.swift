@@ -63,11 +63,11 @@ extension ClusterEngine {
                              asking: ClusterAddress?) -> Result<PublishPlan, PublishError> {
         guard !isShutdown else { return .failure(.shutdown) }
         // The new id is above the last this gateway holds, and while it follows the topic
-        // the last it acknowledged (`FollowedTopic.idsAbove`): ids never go backwards for
-        // its subscribers, and it hands out none of its acknowledged ones again.
-        let held = hub.assumeIsolatedUnchecked(topic) { hub, topic in hub.lastIDs(topic: topic) }
-        let acknowledged = followed[topic]?.idsAbove ?? held
-        let above = channel == .state ? max(held.state, acknowledged.state) : max(held.events, acknowledged.events)
+        // the last it acknowledged (`FollowedTopic.idsAbove`, never below the hub's: the
+        // engine is the hub's only writer, and moves the topic's ids first): ids never go
+        // backwards for its subscribers, and it hands out none of its acknowledged ones again.
+        let ids = followed[topic]?.idsAbove ?? hub.assumeIsolatedUnchecked(topic) { hub, topic in hub.lastIDs(topic: topic) }
+        let above = channel == .state ? ids.state : ids.events
         let target = asking.flatMap { address in
             shards.indices.first { shards[$0].clusterMaster?.address == address && !shards[$0].retired }
         } ?? (asking == nil ? routing.shard(of: topic) : nil)

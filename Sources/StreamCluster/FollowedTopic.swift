@@ -55,8 +55,7 @@ struct FollowedTopic {
     /// `--redis-min-replicas` API.md allows that loss), and the promoted one's counters
     /// are below it. While this gateway follows the topic, its next publish goes above
     /// these ids too (`idsAbove`), so it never hands out one of them again.
-    private(set) var acknowledgedState: UInt64 = 0
-    private(set) var acknowledgedEvents: UInt64 = 0
+    private(set) var acknowledged: (state: UInt64, events: UInt64) = (0, 0)
     /// The acknowledged ids when the running sync was sent. Redis ran that sync after
     /// storing each of them, so any its reply lacks is lost: the sync raises Redis's
     /// counters past them, and the next sync skips them in the hub (a `gap`). Those
@@ -79,7 +78,7 @@ struct FollowedTopic {
     /// The ids a new id of the topic must be above (the publish script's `above`): the
     /// hub's and this gateway's acknowledged ones, the higher of each.
     var idsAbove: (state: UInt64, events: UInt64) {
-        (max(lastState, acknowledgedState), max(lastEvents, acknowledgedEvents))
+        (max(lastState, acknowledged.state), max(lastEvents, acknowledged.events))
     }
 
     // MARK: The one transition function
@@ -99,7 +98,7 @@ struct FollowedTopic {
 
         case (.syncing(sent: false, let pending), .takeSync):
             phase = .syncing(sent: true, pending: pending)
-            acknowledgedAtSync = (acknowledgedState, acknowledgedEvents)
+            acknowledgedAtSync = acknowledged
             return .runSync(afterState: lastState, afterEvents: lastEvents)
         case (_, .takeSync):
             return .none  // Running already, or no sync due.
@@ -231,16 +230,15 @@ struct FollowedTopic {
 
     private mutating func acknowledge(_ message: ClusterMessage) {
         switch message.channel {
-        case .state: acknowledgedState = max(acknowledgedState, message.id)
-        case .events: acknowledgedEvents = max(acknowledgedEvents, message.id)
+        case .state: acknowledged.state = max(acknowledged.state, message.id)
+        case .events: acknowledged.events = max(acknowledged.events, message.id)
         }
     }
 
     private mutating func forgetIDs() {
         lastState = 0
         lastEvents = 0
-        acknowledgedState = 0  // As long as the hub's copy: a Redis emptied on purpose starts over.
-        acknowledgedEvents = 0
+        acknowledged = (0, 0)  // As long as the hub's copy: a Redis emptied on purpose starts over.
         acknowledgedAtSync = (0, 0)
     }
 
