@@ -86,10 +86,11 @@ struct MinReplicasEngineTests {
         await running.stop()
     }
 
-    /// A slow replica (paused 300 ms of every 305, each `WAIT` confirmed within its
+    /// A slow replica (paused 300 ms, then awake only until it has taken what the master
+    /// sent, 5 ms on a quiet machine; each `WAIT` confirmed within its
     /// 600 ms): 40 publishes at once take turns, and each that waits past its command
     /// timeout (750 ms) is refused then (503), not after the turns of all before it
-    /// (a few per 305 ms).
+    /// (a few per pause).
     @Test func publishesWaitingTheirTurnEndByTheirDeadline() async throws {
         let master = try await RedisServer.start()
         let replica = try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)])
@@ -111,8 +112,17 @@ struct MinReplicasEngineTests {
             while !Task.isCancelled {
                 replica.pause()
                 try? await Task.sleep(for: .milliseconds(300))
+                // Awake until it has taken what the master sent (its ack to a WAIT included),
+                // at least 5 ms and at most 200: on a loaded machine a fixed 5 ms could pass
+                // before the replica is even scheduled, and nothing would be confirmed.
+                let sent = (try? await master.replicationOffset(of: "master_repl_offset")) ?? 0
                 replica.resume()
+                let awake = ContinuousClock.now
                 try? await Task.sleep(for: .milliseconds(5))
+                while ContinuousClock.now < awake + .milliseconds(200),
+                      ((try? await replica.replicationOffset(of: "slave_repl_offset")) ?? 0) < sent {
+                    try? await Task.sleep(for: .milliseconds(2))
+                }
             }
         }
         let started = ContinuousClock.now
@@ -133,10 +143,20 @@ struct MinReplicasEngineTests {
         await slowing.value
         replica.resume()
         let longest = outcomes.map(\.1).max() ?? .zero
+        print("min replicas, slow replica: \(outcomes.filter(\.0).count) of 40 publishes confirmed, the longest waited \(longest)")
         // The command timeout + one WAIT's + a margin for a loaded machine.
         #expect(longest < .milliseconds(2000), "a publish waited \(longest) (all took \(took))")
         #expect(outcomes.contains { $0.0 }, "some publishes were confirmed by the slow replica")
         #expect(outcomes.contains { !$0.0 }, "those past their deadline were refused (all took \(took))")
         await running.stop()
+    }
+}
+
+extension RedisServer {
+    /// A number field of `INFO replication` (`master_repl_offset`, `slave_repl_offset`).
+    func replicationOffset(of field: String) async throws -> Int {
+        let info = try await run(["INFO", "replication"]).string ?? ""
+        let line = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix(field + ":") }
+        return line.flatMap { Int($0.dropFirst(field.count + 1)) } ?? 0
     }
 }
