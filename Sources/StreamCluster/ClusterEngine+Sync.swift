@@ -165,6 +165,9 @@ extension ClusterEngine {
         if let state = reply.state, state.id > entry.lastState {
             steps.append(.apply(ClusterMessage(channel: .state, id: state.id, event: state.event, data: state.data), at: now))
         }
+        // Where the mirror's events end: Redis's counter, or a newer entry of its window
+        // (the counter was lost and raised below it: the next publish goes past the entry).
+        var mirrored = reply.lastEvents
         if reply.lastEvents > entry.lastEvents {
             let held = entry.lastEvents
             let maxAge = configuration.replayMaxAgeMilliseconds
@@ -189,8 +192,9 @@ extension ClusterEngine {
             if previous < reply.lastEvents {
                 steps.append(.skip(after: previous, through: reply.lastEvents))
             }
+            mirrored = max(mirrored, previous)
         }
-        followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: reply.lastEvents)
+        followed[topic]?.synced(state: max(reply.lastState, reply.state?.id ?? 0), events: mirrored)
         catchUpProgress &+= 1
         for step in steps {
             switch step {

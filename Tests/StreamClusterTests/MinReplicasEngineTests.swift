@@ -119,7 +119,7 @@ struct MinReplicasEngineTests {
                 replica.resume()
                 let awake = ContinuousClock.now
                 try? await Task.sleep(for: .milliseconds(5))
-                while ContinuousClock.now < awake + .milliseconds(200),
+                while !Task.isCancelled, ContinuousClock.now < awake + .milliseconds(200),
                       ((try? await replica.replicationOffset(of: "slave_repl_offset")) ?? 0) < sent {
                     try? await Task.sleep(for: .milliseconds(2))
                 }

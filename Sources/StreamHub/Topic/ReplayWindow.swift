@@ -21,6 +21,11 @@ struct ReplayWindow {
     /// Id of the newest event that has left the window (by count or age); 0 if none.
     /// A client that has seen this id has lost nothing.
     private(set) var lastEvictedID: UInt64 = 0
+    /// Runs of ids after a held event that hold no value (a cluster's gateway found them
+    /// gone: `noteSkipped`), oldest first, each starting right after a held id or the
+    /// previous run. A resume across one gets a `gap` there; when the event before it
+    /// leaves the window, the run leaves with it (`lastEvictedID` passes it).
+    private(set) var holes: [(after: UInt64, through: UInt64)] = []
 
     init(capacity: Int, maxAge: Duration) {
         self.capacity = capacity
@@ -51,14 +56,24 @@ struct ReplayWindow {
         count += 1
     }
 
-    /// Records that every id up to `id` is gone, held or not (events a cluster's
-    /// shared window no longer has): held ones are dropped, and a resume from
-    /// before `id` is told of the gap.
-    mutating func noteEvicted(through id: UInt64) {
-        while count > 0, entry(at: 0).id <= id {
-            evictOldest()
+    /// Records that the ids after `after` (the newest the topic had) through `id` hold
+    /// no value (events a cluster's shared window no longer has). The held events stay:
+    /// a resume from before them gets them, then a `gap` at the run (`replay`). With
+    /// nothing held, a resume from before `id` is told of the gap at its start.
+    mutating func noteSkipped(after: UInt64, through id: UInt64) {
+        guard count > 0, after >= entry(at: count - 1).id else {
+            // Nothing held to replay before the run (or the run reaches back into what
+            // is held, which a cluster does not do): everything up to `id` counts as gone.
+            while count > 0, entry(at: 0).id <= id { evictOldest() }
+            holes.removeAll { $0.through <= id }
+            lastEvictedID = max(lastEvictedID, id)
+            return
         }
-        lastEvictedID = max(lastEvictedID, id)
+        if let last = holes.last, last.through >= after {
+            holes[holes.count - 1].through = max(last.through, id)
+        } else {
+            holes.append((after, id))
+        }
     }
 
     /// Drops events older than `maxAge` at `now`.
@@ -68,14 +83,32 @@ struct ReplayWindow {
         }
     }
 
-    /// Ids and frames of held events with id greater than `id`, oldest first.
-    func entries(after id: UInt64) -> [(id: UInt64, frame: [UInt8])] {
-        var entries: [(id: UInt64, frame: [UInt8])] = []
+    /// What a resume after `id` gets from the held events, oldest first: each with a
+    /// greater id, and where it would cross a run of ids that hold no value, a `gap`
+    /// naming the first of them it can no longer have.
+    func entries(after id: UInt64) -> [Replayed] {
+        var entries: [Replayed] = []
+        var hole = holes.firstIndex { $0.through > id } ?? holes.count
         for index in 0..<count {
             let entry = entry(at: index)
-            if entry.id > id { entries.append((entry.id, entry.frame)) }
+            guard entry.id > id else { continue }
+            while hole < holes.count, holes[hole].through < entry.id {
+                entries.append(.gap(firstMissingID: max(holes[hole].after, id) + 1))
+                hole += 1
+            }
+            entries.append(.event(id: entry.id, frame: entry.frame))
+        }
+        while hole < holes.count {
+            entries.append(.gap(firstMissingID: max(holes[hole].after, id) + 1))
+            hole += 1
         }
         return entries
+    }
+
+    /// One thing a resume gets from the window.
+    enum Replayed: Equatable {
+        case event(id: UInt64, frame: [UInt8])
+        case gap(firstMissingID: UInt64)
     }
 
     private func entry(at index: Int) -> Entry {
@@ -84,6 +117,11 @@ struct ReplayWindow {
 
     private mutating func evictOldest() {
         lastEvictedID = entry(at: 0).id
+        // A run of ids right after it leaves with it.
+        if let first = holes.first, first.after <= lastEvictedID {
+            lastEvictedID = max(lastEvictedID, first.through)
+            holes.removeFirst()
+        }
         storage[head] = nil
         head = (head + 1) % storage.count
         count -= 1

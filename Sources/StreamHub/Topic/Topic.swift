@@ -96,6 +96,8 @@ struct Topic: Sendable {
     ///   the first held id, or the window is empty while N < last id). Comparing with
     ///   the newest evicted id, not `first - 1`, keeps ids skipped by a cluster
     ///   (`skipEvents`) from being reported as lost.
+    /// - a `gap` where it would cross ids a cluster skipped after a held event (they hold
+    ///   no value: a failover lost them), naming the first of them it can no longer have.
     mutating func replay(after lastEventID: UInt64?, slot: Int, of slots: TopicSlots,
                          now: ContinuousClock.Instant) -> (frames: [([UInt8], FrameMark?)], gap: Bool) {
         guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], false) }
@@ -105,10 +107,17 @@ struct Topic: Sendable {
         if gap {
             frames.append(slots.gapFrame(slot: slot, firstMissingID: resumeAfter + 1))
         }
-        for (id, frame) in window.entries(after: resumeAfter) {
-            frames.append(slots.valueFrame(frame, id: id, slot: slot))
+        var gaps = gap
+        for replayed in window.entries(after: resumeAfter) {
+            switch replayed {
+            case .event(let id, let frame):
+                frames.append(slots.valueFrame(frame, id: id, slot: slot))
+            case .gap(let first):
+                frames.append(slots.gapFrame(slot: slot, firstMissingID: first))
+                gaps = true
+            }
         }
-        return (frames, gap)
+        return (frames, gaps)
     }
 
     /// The current state value as `slot` of `slots` writes it, if there is one.
@@ -117,12 +126,12 @@ struct Topic: Sendable {
     }
 
     /// Moves the events channel to `id` for events that are gone (a cluster's
-    /// gateway found them evicted from the shared window before it had them): the
-    /// window counts them as evicted, so a resume from before them gets a `gap`.
+    /// gateway found them gone from the shared window before it had them): the
+    /// window records them as holding no value, so a resume from before them gets a `gap`.
     mutating func skipEvents(through id: UInt64) {
         guard id > eventsLastID else { return }
+        window.noteSkipped(after: eventsLastID, through: id)
         eventsLastID = id
-        window.noteEvicted(through: id)
     }
 
     mutating func pruneWindow(now: ContinuousClock.Instant) {

@@ -40,7 +40,7 @@ final class FailoverStream {
                 problem = problem ?? "a gap event without an id: \(event.data)"
                 return
             }
-            pendingGap = first
+            pendingGap = pendingGap ?? first  // Two in a row (runs skipped one after another): the first counts.
             return
         }
         guard let text = event.id, let id = UInt64(text) else {
