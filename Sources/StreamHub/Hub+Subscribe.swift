@@ -66,7 +66,7 @@ extension Hub {
                     starts.append(position ?? last)
                     let replay = topic.replay(after: position, slot: slot, of: set, now: now)
                     initial += replay.frames
-                    if replay.gap { gaps += 1 }
+                    gaps += replay.gaps
                 }
                 topic.insert(core, slot: slot)
             }

@@ -94,6 +94,21 @@ struct ReplayTests {
         #expect(events == [SSEEvent(id: nil, event: "gap", data: "1"), SSEEvent(id: "2", event: nil, data: "e2")])
     }
 
+    /// Ids a cluster skipped after a held event (a failover lost them) stay a hole in the
+    /// window: a resume from before everything gets the window's gap, the events held, a gap
+    /// at the hole, then the rest; each gap counted.
+    @Test(arguments: HubExecutor.allCases) func resumeAcrossSkippedIds(_ executor: HubExecutor) async throws {
+        let hub = hub(executor, count: 3)
+        for id in UInt64(1)...3 { _ = try await hub.apply(topic: "t", channel: .events, data: "e\(id)", event: nil, id: id) }
+        await hub.skipEvents(topic: "t", after: 3, through: 9)
+        _ = try await hub.apply(topic: "t", channel: .events, data: "e10", event: nil, id: 10)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 0)
+        let events = try parse(await sub.takePending())
+        #expect(events.map(\.event) == ["gap", nil, nil, "gap", nil])
+        #expect(events.map(\.data) == ["1", "e2", "e3", "4", "e10"])
+        #expect(hub.counters.gapEvents == 2)
+    }
+
     /// A window emptied by age while N < last id yields only the gap.
     @Test(arguments: HubExecutor.allCases) func emptyWindowYieldsGapOnly(_ executor: HubExecutor) async throws {
         let clock = ManualClock()

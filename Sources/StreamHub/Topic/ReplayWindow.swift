@@ -127,6 +127,7 @@ struct ReplayWindow {
         count -= 1
         if count == 0 {
             storage = []
+            holes = []  // Empty by now (each left with the event before it): its storage released too.
             head = 0
         }
     }

@@ -99,22 +99,22 @@ struct Topic: Sendable {
     /// - a `gap` where it would cross ids a cluster skipped after a held event (they hold
     ///   no value: a failover lost them), naming the first of them it can no longer have.
     mutating func replay(after lastEventID: UInt64?, slot: Int, of slots: TopicSlots,
-                         now: ContinuousClock.Instant) -> (frames: [([UInt8], FrameMark?)], gap: Bool) {
-        guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], false) }
+                         now: ContinuousClock.Instant) -> (frames: [([UInt8], FrameMark?)], gaps: Int) {
+        guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], 0) }
         window.prune(now: now)
         var frames: [([UInt8], FrameMark?)] = []
-        let gap = resumeAfter < window.lastEvictedID
-        if gap {
+        var gaps = 0
+        if resumeAfter < window.lastEvictedID {
             frames.append(slots.gapFrame(slot: slot, firstMissingID: resumeAfter + 1))
+            gaps += 1
         }
-        var gaps = gap
         for replayed in window.entries(after: resumeAfter) {
             switch replayed {
             case .event(let id, let frame):
                 frames.append(slots.valueFrame(frame, id: id, slot: slot))
             case .gap(let first):
                 frames.append(slots.gapFrame(slot: slot, firstMissingID: first))
-                gaps = true
+                gaps += 1
             }
         }
         return (frames, gaps)
