@@ -11,6 +11,11 @@ struct ReplayWindowTests {
         #expect(window.ids == [5, 6, 7])
         #expect(window.lastEvictedID == 4)
         #expect(window.entries(after: 5) == [.event(id: 6, frame: [6]), .event(id: 7, frame: [7])])
+        // From before what is held: a gap at the first id it can no longer have.
+        #expect(window.entries(after: 2) == [.gap(firstMissingID: 3), .event(id: 5, frame: [5]),
+                                             .event(id: 6, frame: [6]), .event(id: 7, frame: [7])])
+        #expect(window.entries(after: 4) == [.event(id: 5, frame: [5]), .event(id: 6, frame: [6]),
+                                             .event(id: 7, frame: [7])])
     }
 
     /// An event aged exactly maxAge is held; one strictly older is pruned.
@@ -79,5 +84,7 @@ struct ReplayWindowTests {
         #expect(window.ids == [8, 9])
         #expect(window.lastEvictedID == 7 && window.holes.isEmpty)
         #expect(window.entries(after: 7) == [.event(id: 8, frame: [8]), .event(id: 9, frame: [9])])
+        #expect(window.entries(after: 5) == [.gap(firstMissingID: 6), .event(id: 8, frame: [8]),
+                                             .event(id: 9, frame: [9])])
     }
 }

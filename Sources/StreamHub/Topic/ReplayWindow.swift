@@ -64,8 +64,8 @@ struct ReplayWindow {
         guard count > 0, after >= entry(at: count - 1).id else {
             // Nothing held to replay before the run (or the run reaches back into what
             // is held, which a cluster does not do): everything up to `id` counts as gone.
+            // Each hole leaves with the held event before it, so none outlives this.
             while count > 0, entry(at: 0).id <= id { evictOldest() }
-            holes.removeAll { $0.through <= id }
             lastEvictedID = max(lastEvictedID, id)
             return
         }
@@ -83,11 +83,12 @@ struct ReplayWindow {
         }
     }
 
-    /// What a resume after `id` gets from the held events, oldest first: each with a
-    /// greater id, and where it would cross a run of ids that hold no value, a `gap`
-    /// naming the first of them it can no longer have.
+    /// What a resume after `id` gets, oldest first: a `gap` at `id + 1` if events after
+    /// `id` have left the window, then each held event with a greater id, and where it
+    /// would cross a run of ids that hold no value, a `gap` naming the first of them it
+    /// can no longer have.
     func entries(after id: UInt64) -> [Replayed] {
-        var entries: [Replayed] = []
+        var entries: [Replayed] = id < lastEvictedID ? [.gap(firstMissingID: id + 1)] : []
         var hole = holes.firstIndex { $0.through > id } ?? holes.count
         for index in 0..<count {
             let entry = entry(at: index)

@@ -91,23 +91,16 @@ struct Topic: Sendable {
     /// `slot` of `slots`, each frame as that stream writes it:
     ///
     /// - nil, or newer than the last id: nothing (treated as absent).
-    /// - otherwise every held event with a greater id, preceded by `gap(N+1)` when an
-    ///   event with id > N has left the window (for contiguous ids: N+1 is older than
-    ///   the first held id, or the window is empty while N < last id). Comparing with
-    ///   the newest evicted id, not `first - 1`, keeps ids skipped by a cluster
-    ///   (`skipEvents`) from being reported as lost.
-    /// - a `gap` where it would cross ids a cluster skipped after a held event (they hold
-    ///   no value: a failover lost them), naming the first of them it can no longer have.
+    /// - otherwise what the window gives a resume after N (`ReplayWindow.entries`): every
+    ///   held event with a greater id, preceded by `gap(N+1)` when an event with id > N
+    ///   has left the window, and a `gap` where it would cross ids a cluster skipped
+    ///   after a held event (they hold no value: a failover lost them).
     mutating func replay(after lastEventID: UInt64?, slot: Int, of slots: TopicSlots,
                          now: ContinuousClock.Instant) -> (frames: [([UInt8], FrameMark?)], gaps: Int) {
         guard let resumeAfter = lastEventID, resumeAfter < eventsLastID else { return ([], 0) }
         window.prune(now: now)
         var frames: [([UInt8], FrameMark?)] = []
         var gaps = 0
-        if resumeAfter < window.lastEvictedID {
-            frames.append(slots.gapFrame(slot: slot, firstMissingID: resumeAfter + 1))
-            gaps += 1
-        }
         for replayed in window.entries(after: resumeAfter) {
             switch replayed {
             case .event(let id, let frame):
