@@ -66,7 +66,7 @@ public actor ClusterEngine: EngineShard {
     nonisolated let newShards: AsyncStream<Int>
     nonisolated let newShardsContinuation: AsyncStream<Int>.Continuation
     /// The link of shard `index` while it is up.
-    func link(shard index: Int) -> RedisLink? { index < shards.count ? shards[index].phase.link : nil }
+    func link(shard index: Int) -> RedisLink? { index < shards.count ? shards[index].link : nil }
     /// The link of the shard `topic` is routed to, while it is up.
     func link(of topic: String) -> RedisLink? { routing.shard(of: topic).flatMap { link(shard: $0) } }
     var followed: [String: FollowedTopic] = [:]
@@ -257,7 +257,7 @@ public actor ClusterEngine: EngineShard {
     public func shutdown() async {
         guard !isShutdown else { return }
         isShutdown = true
-        let links = shards.map(\.phase.link)
+        let links = shards.map(\.link)
         let keys = shards.map(\.keys)
         for index in shards.indices {
             shards[index].phase = shards[index].phase.after(.shutdown)

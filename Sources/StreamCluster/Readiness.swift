@@ -151,8 +151,16 @@ final class Readiness: Sendable {
 
     var isReady: Bool { reason == nil }
 
-    /// Whether the shard's link serves now (no cause, no pause).
-    func isReady(shard: Int) -> Bool { reason(shard: shard) == nil }
+    /// Whether the shard's link serves now (no cause, no pause): `reason(shard:) == nil`,
+    /// without building the reason or copying the shard's entry (asked on every publish).
+    func isReady(shard: Int) -> Bool {
+        state.withLock { state in
+            guard case .none = state.overall, let index = state.shards.index(forKey: shard) else { return false }
+            guard case .none = state.shards.values[index].notReady else { return false }
+            guard let until = state.shards.values[index].pausedUntil else { return true }
+            return until <= ContinuousClock.now
+        }
+    }
 
     /// Whether every shard's link is up and none of its connections was seen closing (pause
     /// or pending probe or not).

@@ -49,7 +49,11 @@ struct ShardRouting: Sendable {
 /// master was named (and the nudge its supervision waits on); in Sentinel mode the
 /// sentinel asked first; on Redis Cluster, the master it links to and the hash tag of its keys.
 struct RedisShard: Sendable {
-    var phase: LinkPhase = .connecting(attempt: 0, master: nil)
+    var phase: LinkPhase = .connecting(attempt: 0, master: nil) {
+        didSet { link = phase.link }
+    }
+    /// The link while `phase` is up (read on every publish: no copy of the phase and its master's URL).
+    private(set) var link: RedisLink?
     /// The generation of the newest link made (messages of older ones are ignored).
     var generation: UInt64 = 0
     /// The epoch of this Redis as last seen (nil before the first link).

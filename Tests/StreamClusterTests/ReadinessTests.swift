@@ -19,6 +19,38 @@ struct ReadinessTests {
         #expect(!readiness.isReady)
     }
 
+    /// A publish asks `isReady(shard:)`, which answers as `reason(shard:)` does without
+    /// building the reason: not ready while connecting, waiting for the probe, paused, down,
+    /// for a shard it does not know, or shut down; ready once a pause has ended.
+    @Test func aShardIsReadyExactlyWhenItHasNoReason() {
+        let readiness = Readiness(shards: 2)
+        func agrees(_ comment: Comment) {
+            for shard in 0...2 {
+                #expect(readiness.isReady(shard: shard) == (readiness.reason(shard: shard) == nil), comment)
+            }
+        }
+        agrees("connecting")
+        #expect(!readiness.isReady(shard: 0))
+        readiness.up(shard: 0, generation: 1)
+        agrees("probe pending")
+        readiness.probeReturned(shard: 0, generation: 1)
+        #expect(readiness.isReady(shard: 0) && !readiness.isReady(shard: 1) && !readiness.isReady(shard: 2))
+        agrees("shard 0 up")
+        readiness.pause(shard: 0, until: .now + .seconds(60))
+        #expect(!readiness.isReady(shard: 0))
+        agrees("paused")
+        readiness.paused(shard: 0, for: .zero)  // Over as Redis says: its end has passed.
+        #expect(readiness.isReady(shard: 0))
+        agrees("a pause that ended")
+        readiness.overall(.probeLost)
+        #expect(!readiness.isReady(shard: 0))
+        agrees("overall")
+        readiness.overall(nil)
+        readiness.down(shard: 0, .shutDown)
+        #expect(!readiness.isReady(shard: 0))
+        agrees("shut down")
+    }
+
     /// The pause as Redis last said it (`paused(for:)`, after a failover): at most that long,
     /// told as such, and over the moment Redis says so — not when the bound passes.
     @Test func aPauseEndsWhenRedisSaysItEnded() {
