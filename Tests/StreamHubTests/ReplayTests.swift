@@ -34,6 +34,16 @@ struct ReplayTests {
         #expect(events.dropFirst().map(\.number) == [6, 7, 8, 9, 10])
     }
 
+    /// A window of one event (`--replay 1`) keeps publishing and resumes from the newest.
+    @Test(arguments: HubExecutor.allCases) func windowOfOne(_ executor: HubExecutor) async throws {
+        let hub = hub(executor, count: 1)
+        try await publish(hub, 1...3)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 1)
+        let events = try parse(await sub.takePending())
+        #expect(events.first == SSEEvent(id: nil, event: "gap", data: "2"))
+        #expect(events.dropFirst().map(\.number) == [3])
+    }
+
     /// A window longer than the queue limit still resumes: the replay is delivered, then live events.
     @Test(arguments: HubExecutor.allCases) func replayLongerThanTheQueueLimitResumes(_ executor: HubExecutor) async throws {
         let hub = Hub(configuration: .testing(clock: ManualClock()) {

@@ -44,6 +44,19 @@ struct ReplayWindowTests {
         #expect(window.lastEvictedID == 6)
     }
 
+    /// With capacity 1 each event replaces the one before (`--replay 1`: the eviction that
+    /// empties the window must not leave it without a slot for the new event).
+    @Test func capacityOneHoldsTheNewest() {
+        var window = ReplayWindow(capacity: 1, maxAge: .seconds(10))
+        for id in UInt64(1)...4 { window.append(id: id, at: t0, frame: [UInt8(id)]) }
+        #expect(window.ids == [4])
+        #expect(window.lastEvictedID == 3)
+        #expect(window.entries(after: 2) == [.gap(firstMissingID: 3), .event(id: 4, frame: [4])])
+        window.noteSkipped(after: 4, through: 6)
+        window.append(id: 7, at: t0, frame: [7])
+        #expect(window.ids == [7] && window.lastEvictedID == 6 && window.holes.isEmpty)
+    }
+
     /// With capacity 0 nothing is held and everything counts as evicted.
     @Test func zeroCapacity() {
         var window = ReplayWindow(capacity: 0, maxAge: .seconds(10))

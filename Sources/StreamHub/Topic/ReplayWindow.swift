@@ -43,9 +43,10 @@ struct ReplayWindow {
             return
         }
         if count == capacity {
-            evictOldest()
-        } else if count == storage.count {
-            // Full storage below capacity: straighten the ring, then grow by one slot.
+            evictOldest()  // With capacity 1 this empties the window and releases its storage.
+        }
+        if count == storage.count {
+            // Full storage below capacity (or none): straighten the ring, then grow by one slot.
             if head != 0 {
                 storage = (0..<count).map { storage[(head + $0) % storage.count] }
                 head = 0
