@@ -208,13 +208,10 @@ extension HTTPServer {
         }
         // Lingering close: a client may still be sending the body we refused.
         // Closing with its bytes unread would reset the connection and could
-        // destroy the answer before the client reads it, so discard what still
-        // arrives for a moment (at most 1 s and 1 MiB) or until it closes.
-        let deadline = LoopDeadline.after(.seconds(1))
-        var discarded = 0
-        while discarded < 1 << 20,
-              let bytes = try? await connection.read(maxBytes: 16 * 1024, until: deadline), !bytes.isEmpty {
-            discarded += bytes.count
-        }
+        // destroy the answer before the client reads it. So the answer's end is
+        // sent at once (close_notify, FIN: the client sees it whole without
+        // waiting), and what still arrives is discarded for a moment (at most 1 s
+        // and 1 MiB) or until the client closes.
+        await connection.finishAndDiscard(limit: 1 << 20, until: .after(.seconds(1)))
     }
 }

@@ -20,7 +20,7 @@ extension HTTPServer {
             // Answered unencrypted, as nginx does, so the client can read why.
             let answer = refusal(.badRequest, "This port speaks HTTPS: use an https:// URL.")
             try? await connection.writeBypassingTLS(answer, deadline: answerBy)
-            await connection.finishBypassingTLS(limit: 64 * 1024, deadline: answerBy)
+            await connection.finishAndDiscard(limit: 64 * 1024, until: .from(answerBy))
             return false
         } catch {
             counters.tlsHandshakeFailures.add(1, ordering: .relaxed)

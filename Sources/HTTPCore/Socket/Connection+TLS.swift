@@ -86,15 +86,17 @@ extension Connection {
         try await socketWrite(chunks, until: .from(deadline))
     }
 
-    /// Sends a FIN, then reads and discards until the peer closes, `limit`
-    /// bytes, or `deadline`, bypassing TLS: lets a peer read a final answer
-    /// before the close (closing with unread input would send a reset, which
-    /// can destroy the answer before the peer reads it).
-    func finishBypassingTLS(limit: Int, deadline: ContinuousClock.Instant) async {
+    /// Ends what this side sends — a TLS close_notify if TLS is up, then a FIN — and
+    /// reads and discards, below TLS, until the peer closes, `limit` bytes, or
+    /// `deadline`: a lingering close. The peer reads a final answer and sees its end
+    /// at once, while what it may still be sending is taken in (closing with unread
+    /// input would send a reset, which can destroy the answer before the peer reads
+    /// it). Nothing goes through TLS on this connection afterwards; then `close()`.
+    func finishAndDiscard(limit: Int, until deadline: LoopDeadline?) async {
+        tls?.close()
         finishWriting()
-        let deadline = LoopDeadline.from(deadline)
         var total = 0
-        while total < limit, let bytes = try? await socketRead(maxBytes: 4096, until: deadline), !bytes.isEmpty {
+        while total < limit, let bytes = try? await socketRead(maxBytes: 16 * 1024, until: deadline), !bytes.isEmpty {
             total += bytes.count
         }
     }

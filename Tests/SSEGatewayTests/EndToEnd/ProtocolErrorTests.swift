@@ -62,6 +62,31 @@ struct ProtocolErrorTests {
         }
     }
 
+    /// A refusal's end reaches the client at once (over TLS its close_notify, then the
+    /// FIN): it reads the end of the connection while the server still lingers, taking in
+    /// what the client may still send, not a second later when the server closes. Told
+    /// apart by the server's count of open connections: the refused one is still open when
+    /// the client has read the end. (Tried up to three times: a machine stalled for the
+    /// whole linger would see the close instead; a server that closes only at the end of
+    /// its linger never passes.)
+    @Test(.disabled(if: TestHTTP.isHTTP2, "over HTTP/2: a raw malformed HTTP/1.1 request; HTTP/2's refusals end with GOAWAY and a FIN (HTTP2ClientTests)"),
+          arguments: Transport.allCases)
+    func aRefusalsEndReachesTheClientAtOnce(_ transport: Transport) async throws {
+        try await withGateway(over: transport) { gateway in
+            let counters = gateway.gateway.server.counters
+            var endedWhileTheServerLingered = false
+            for _ in 1...3 where !endedWhileTheServerLingered {
+                #expect(await eventually(upTo: 10) { counters.open.load(ordering: .relaxed) == 0 })
+                let client = try await gateway.connect(sending: "GET /events/p\r\n\r\n")
+                defer { client.close() }
+                expectRefusal(try await client.response(deadline: .now + patience), 400, "no version")
+                #expect(await client.isClosedByServer(within: 10))
+                endedWhileTheServerLingered = counters.open.load(ordering: .relaxed) == 1
+            }
+            #expect(endedWhileTheServerLingered, "the connection ended only when the server closed it, after its linger")
+        }
+    }
+
     /// Requests just inside the configured header and URI limits are served (the limits are the configured ones).
     @Test(.disabled(if: TestHTTP.isHTTP2, "over HTTP/2: a raw HTTP/1.1 request; over HTTP/2 the limits are HTTP2ClientTests' header-list-too-large"), arguments: Transport.allCases)
     func requestsWithinTheLimitsAreServed(_ transport: Transport) async throws {
