@@ -24,24 +24,18 @@ struct ReplayTests {
         #expect(try await sub.receive(1).map(\.number) == [11])
     }
 
-    /// Resuming older than the window yields gap(N+1), then the whole window.
-    @Test(arguments: HubExecutor.allCases) func resumeOlderThanWindow(_ executor: HubExecutor) async throws {
-        let hub = hub(executor, count: 5)
-        try await publish(hub, 1...10)
-        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 2)
+    /// Resuming older than the window yields gap(N+1), then the whole window; a window of
+    /// one event (`--replay-count 1`) too.
+    @Test(arguments: HubExecutor.allCases, [(count: 5, published: 10, resumeAfter: UInt64(2), held: [UInt64(6), 7, 8, 9, 10]),
+                                            (count: 1, published: 3, resumeAfter: UInt64(1), held: [UInt64(3)])])
+    func resumeOlderThanWindow(_ executor: HubExecutor, _ window: (count: Int, published: Int, resumeAfter: UInt64, held: [UInt64]))
+        async throws {
+        let hub = hub(executor, count: window.count)
+        try await publish(hub, 1...window.published)
+        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: window.resumeAfter)
         let events = try parse(await sub.takePending())
-        #expect(events.first == SSEEvent(id: nil, event: "gap", data: "3"))
-        #expect(events.dropFirst().map(\.number) == [6, 7, 8, 9, 10])
-    }
-
-    /// A window of one event (`--replay 1`) keeps publishing and resumes from the newest.
-    @Test(arguments: HubExecutor.allCases) func windowOfOne(_ executor: HubExecutor) async throws {
-        let hub = hub(executor, count: 1)
-        try await publish(hub, 1...3)
-        let sub = await hub.subscribe(topic: "t", channel: .events, lastEventID: 1)
-        let events = try parse(await sub.takePending())
-        #expect(events.first == SSEEvent(id: nil, event: "gap", data: "2"))
-        #expect(events.dropFirst().map(\.number) == [3])
+        #expect(events.first == SSEEvent(id: nil, event: "gap", data: "\(window.resumeAfter + 1)"))
+        #expect(events.dropFirst().map(\.number) == window.held)
     }
 
     /// A window longer than the queue limit still resumes: the replay is delivered, then live events.
