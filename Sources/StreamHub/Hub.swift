@@ -19,6 +19,8 @@ public actor Hub: StreamEngine {
     /// Keys of subscribers finished by their consumers, waiting to leave `topics`.
     let inbox = RemovalInbox()
     var topics: [String: Topic] = [:]
+    /// The last events ids of topics forgotten (`forgetIfIdle`): a topic used again goes on from them.
+    var forgotten: ForgottenTopics
     /// Where subscriber ids come from (shared by the shards of a `ShardedHub`).
     package nonisolated let subscriberIDs: SubscriberIDs
     var isShutdown = false
@@ -42,6 +44,7 @@ public actor Hub: StreamEngine {
         precondition(configuration.replayCount >= 0, "replayCount must not be negative")
         precondition(configuration.replayMaxAge >= .zero, "replayMaxAge must not be negative")
         self.configuration = configuration
+        forgotten = ForgottenTopics(capacity: configuration.forgottenTopicsRemembered)
         self.counters = counters
         self.subscriberIDs = subscriberIDs
         self.executor = executor ?? QueueExecutor(label: "streams.hub")
@@ -109,7 +112,7 @@ public actor Hub: StreamEngine {
                          counted: Bool = true) throws(PublishError) -> PublishResult {
         drainRemovals()
         guard !isShutdown else { throw .shutdown }
-        let last = topics[name]?.lastID(channel) ?? 0
+        let last = topics[name]?.lastID(channel) ?? (channel == .events ? forgotten.lastEventsID(of: name) ?? 0 : 0)
         let id = assignedID ?? (last &+ 1)  // Wrapping to 0 at UInt64.max is then stale.
         guard id > last else { throw .staleID(last: last) }
         let now = instant ?? configuration.now()
@@ -145,7 +148,7 @@ public actor Hub: StreamEngine {
     /// when the channel is already at or past `through`.
     public func skipEvents(topic name: String, after: UInt64, through: UInt64) {
         drainRemovals()
-        guard !isShutdown, through > (topics[name]?.eventsLastID ?? 0) else { return }
+        guard !isShutdown, through > (topics[name]?.eventsLastID ?? forgotten.lastEventsID(of: name) ?? 0) else { return }
         let now = configuration.now()
         let frame = SSEEncoder.gap(firstMissingID: after + 1)
         let delivery = withTopic(name) { topic in
@@ -160,7 +163,7 @@ public actor Hub: StreamEngine {
 
     /// The last ids the hub holds for `topic` (0 where none).
     public func lastIDs(topic name: String) -> (state: UInt64, events: UInt64) {
-        guard let topic = topics[name] else { return (0, 0) }
+        guard let topic = topics[name] else { return (0, forgotten.lastEventsID(of: name) ?? 0) }
         return (topic.stateLastID, topic.eventsLastID)
     }
 
@@ -262,20 +265,29 @@ public actor Hub: StreamEngine {
         }
     }
 
-    /// Forgets the topic if it holds nothing worth keeping (its ids start over).
+    /// Forgets the topic if it holds nothing worth keeping (its last events id is kept in
+    /// `forgotten`: used again, it goes on from there).
     func forgetIfIdle(_ name: String, now: ContinuousClock.Instant) {
         guard configuration.forgetsIdleTopics else {
             topics[name]?.pruneWindow(now: now)
             return
         }
         if topics[name]?.isWorthKeeping(now: now) == false {
+            forgotten.note(name, lastEventsID: topics[name]!.eventsLastID)
             topics[name] = nil
         }
     }
 
-    /// Runs `body` on the named topic in place, creating it on first use.
+    /// Runs `body` on the named topic in place, creating it on first use (going on from
+    /// its last events id if it was forgotten: the ids before it count as gone).
     func withTopic<R>(_ name: String, _ body: (inout Topic) -> R) -> R {
-        body(&topics[name, default: Topic(configuration: configuration)])
+        body(&topics[name, default: newTopic(name)])
+    }
+
+    private func newTopic(_ name: String) -> Topic {
+        var topic = Topic(configuration: configuration)
+        if let lastEventsID = forgotten.lastEventsID(of: name) { topic.skipEvents(through: lastEventsID) }
+        return topic
     }
 
     private func finishAll(_ reason: FinishReason) {

@@ -142,8 +142,24 @@ struct LifecycleTests {
         #expect(await hub.snapshot().topics == 2)
         sub.cancel()
         #expect(await hub.snapshot().topics == 1)  // Removed on unsubscribe.
-        // A forgotten topic starts its ids again at 1.
-        #expect(try await hub.publish(topic: "events", channel: .events, data: "new").id == 1)
+        // A forgotten topic used again goes on from its last id; a resume from before it
+        // gets a gap for the event that left with the topic, then the new one.
+        #expect(try await hub.publish(topic: "events", channel: .events, data: "new").id == 2)
+        let resumed = await hub.subscribe(topic: "events", channel: .events, lastEventID: 0)
+        let events = try parse(await resumed.takePending())
+        #expect(events == [SSEEvent(id: nil, event: "gap", data: "1"), SSEEvent(id: "2", event: nil, data: "new")])
+        // Past the number of forgotten topics remembered, a topic starts again at 1.
+        let small = Hub(configuration: .testing(clock: clock) {
+            $0.replayMaxAge = .seconds(60)
+            $0.forgottenTopicsRemembered = 1
+        }, executor: executor.serialExecutor)
+        for topic in ["first", "second"] {  // Forgotten one after the other: "first" is let go.
+            _ = try await small.publish(topic: topic, channel: .events, data: "x")
+            clock.advance(by: .seconds(61))
+            await small.sweep()
+        }
+        #expect(try await small.publish(topic: "second", channel: .events, data: "y").id == 2)
+        #expect(try await small.publish(topic: "first", channel: .events, data: "y").id == 1)
     }
 
     /// The sweep lets expired events go on a topic it keeps (for its state value or a subscriber), not only on topics it forgets (found by the reliability soak: a topic nobody published to any more kept its window for ever).

@@ -8,11 +8,15 @@ public struct HubConfiguration: Sendable {
     /// Events older than this leave the replay window. An event aged exactly
     /// `replayMaxAge` is still held; it leaves once strictly older.
     public var replayMaxAge: Duration = .seconds(300)
-    /// Whether the hub forgets a topic once it holds nothing worth keeping (its ids
-    /// then start over). An engine that mirrors topics kept elsewhere turns this off
+    /// Whether the hub forgets a topic once it holds nothing worth keeping (its last
+    /// events id is remembered: `forgottenTopicsRemembered`). An engine that mirrors topics kept elsewhere turns this off
     /// and lets go of topics itself (`Hub.forgetUnsubscribed`), so the mirror's ids
     /// and its record of evicted events stay while the engine follows the topic.
     public var forgetsIdleTopics = true
+    /// How many forgotten topics' last events ids the hub keeps (`ForgottenTopics`), the
+    /// longest-forgotten let go first; about 100 bytes each. A topic used again goes on
+    /// from its id; one forgotten longer ago than this starts again at 1.
+    public var forgottenTopicsRemembered = 65_536
     /// The clock the hub reads for ages and idleness; tests inject a manual one.
     public var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 

@@ -95,6 +95,27 @@ struct StreamingTests {
         }
     }
 
+    /// A topic forgotten (nobody subscribed, its window expired) and used again goes on from
+    /// its ids: a client resuming with an id from before it was forgotten gets what was
+    /// published since (or, if that expired too on a slow machine, a `gap` naming the first
+    /// of it), never the newer events that happen to carry the ids it expects.
+    @Test(arguments: Transport.allCases)
+    func aForgottenTopicGoesOnFromItsIds(_ transport: Transport) async throws {
+        try await withGateway(over: transport, { $0.replayMaxAge = .seconds(1) }) { gateway in
+            for i in 1...3 { _ = try await gateway.publish("/events/forgot", "a\(i)") }
+            // Forgotten by a sweep (every second) once its window has expired.
+            #expect(try await eventually(within: 10) { try await gateway.metrics()["sse_gateway_topics"] == 0 })
+            var ids: [UInt64] = []
+            for i in 1...5 { ids.append(try await gateway.publish("/events/forgot", "b\(i)")) }
+            #expect(ids == [4, 5, 6, 7, 8])
+            let stream = try await gateway.subscribe("/events/forgot", headers: [("Last-Event-ID", "3")])
+            defer { stream.close() }
+            let first = try await stream.next()
+            #expect(first == SSEEvent(id: "4", event: nil, data: "b1") || first == SSEEvent(id: nil, event: "gap", data: "4"),
+                    "\(String(describing: first))")
+        }
+    }
+
     /// Resuming from an id older than the window gets a `gap` event naming the first lost id, then the window.
     @Test(arguments: Transport.allCases)
     func resumeOlderThanTheWindowGetsAGap(_ transport: Transport) async throws {
