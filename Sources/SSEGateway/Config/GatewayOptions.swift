@@ -169,7 +169,14 @@ enum GatewayOptions {
                       summary: "Then each stream ends with a retry: drawn at random from 0 to this.",
                       defaultText: { OptionValue.format($0.drainSpread) },
                       apply: { config, text throws(ValueProblem) in
-                          config.drainSpread = try OptionValue.duration(text, allowZero: true) }),
+                          // It becomes a retry: line, which --retry-ms bounds at 24 h (a browser's
+                          // timer takes at most 2^31 − 1 ms, about 24.8 days).
+                          let spread = try OptionValue.duration(text, allowZero: true)
+                          guard spread <= .seconds(86_400) else {
+                              throw ValueProblem(expectation: "expected a duration such as 500ms, 15s, 2m, 1h or a number of seconds, "
+                                                 + "up to 24h (it is sent as a retry: line, bounded as --retry-ms is)")
+                          }
+                          config.drainSpread = spread }),
         GatewayOption(name: "access-log", kind: .toggle,
                       summary: "Log one line per request to standard output.",
                       defaultText: { $0.accessLog ? "on" : "off" },
