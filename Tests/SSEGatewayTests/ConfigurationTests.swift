@@ -231,6 +231,8 @@ struct ConfigurationTests {
             + "such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"),
         (["--drain-spread", "25h"], [:], "invalid value '25h' for --drain-spread: expected a duration such as 500ms, "
             + "15s, 2m, 1h or a number of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is)"),
+        (["--drain-spread", "721h"], [:], "invalid value '721h' for --drain-spread: expected a duration such as 500ms, "
+            + "15s, 2m, 1h or a number of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is)"),
         (["--max-body", "0"], [:], "invalid value '0' for --max-body: expected a size above zero "
             + "such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"),
         (["--max-uri", "64KB"], [:], "invalid value '64KB' for --max-uri: expected a size above zero "

@@ -166,16 +166,15 @@ enum GatewayOptions {
                       apply: { config, text throws(ValueProblem) in
                           config.drainDelay = try OptionValue.duration(text, allowZero: true) }),
         GatewayOption(name: "drain-spread", kind: .value(placeholder: "DURATION"),
-                      summary: "Then each stream ends with a retry: drawn at random from 0 to this.",
+                      summary: "Then streams end with a retry: drawn at random up to this (24h at most).",
                       defaultText: { OptionValue.format($0.drainSpread) },
                       apply: { config, text throws(ValueProblem) in
                           // It becomes a retry: line, which --retry-ms bounds at 24 h (a browser's
                           // timer takes at most 2^31 − 1 ms, about 24.8 days).
-                          let spread = try OptionValue.duration(text, allowZero: true)
-                          guard spread <= .seconds(86_400) else {
-                              throw ValueProblem(expectation: "expected a duration such as 500ms, 15s, 2m, 1h or a number of seconds, "
-                                                 + "up to 24h (it is sent as a retry: line, bounded as --retry-ms is)")
-                          }
+                          let bounded = ValueProblem(expectation: "expected a duration such as 500ms, 15s, 2m, 1h or a number "
+                                                     + "of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is)")
+                          guard let spread = try? OptionValue.duration(text, allowZero: true), spread <= .seconds(86_400)
+                          else { throw bounded }
                           config.drainSpread = spread }),
         GatewayOption(name: "access-log", kind: .toggle,
                       summary: "Log one line per request to standard output.",

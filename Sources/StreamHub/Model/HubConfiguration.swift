@@ -14,9 +14,11 @@ public struct HubConfiguration: Sendable {
     /// and its record of evicted events stay while the engine follows the topic.
     public var forgetsIdleTopics = true
     /// How many forgotten topics' last events ids the hub keeps (`ForgottenTopics`), the
-    /// longest-forgotten let go first; about 100 bytes each. A topic used again goes on
-    /// from its id; one forgotten longer ago than this starts again at 1.
-    public var forgottenTopicsRemembered = 65_536
+    /// longest-forgotten let go first: about 150 bytes each with short names (the table
+    /// and its eviction queue at their fullest), 2.5 MB in all; a long name adds its own
+    /// copy. A topic used again goes on from its id; one forgotten longer ago than this
+    /// starts again at 1.
+    public var forgottenTopicsRemembered = 16_384
     /// The clock the hub reads for ages and idleness; tests inject a manual one.
     public var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 
