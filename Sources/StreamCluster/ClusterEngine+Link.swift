@@ -146,9 +146,9 @@ extension ClusterEngine {
         readiness.up(shard: index, generation: link.generation)
         let generation = link.generation
         let wakeup = shards[index].wakeup
-        link.command.onClose { [weak self] in self?.connectionClosed(generation: generation); wakeup.signal() }
-        link.subscriber.onClose { [weak self] in self?.connectionClosed(generation: generation); wakeup.signal() }
-        link.publisher.onClose { [weak self] in self?.connectionClosed(generation: generation); wakeup.signal() }
+        link.command.onClose { [weak self] end in self?.connectionClosed(generation: generation, because: end); wakeup.signal() }
+        link.subscriber.onClose { [weak self] end in self?.connectionClosed(generation: generation, because: end); wakeup.signal() }
+        link.publisher.onClose { [weak self] end in self?.connectionClosed(generation: generation, because: end); wakeup.signal() }
         // Every followed topic of the shard subscribes again and syncs from where its mirror stands.
         doorbellRinger.yield()
     }

@@ -159,10 +159,13 @@ public actor ClusterEngine: EngineShard {
         }
     }
 
-    /// A connection of link `generation` closed: not ready from now on (the
-    /// monitor then tears the link down and reconnects).
-    nonisolated func connectionClosed(generation: UInt64) {
-        readiness.connectionClosed(generation: generation)
+    /// A connection of link `generation` closed `because`: not ready from now on (the
+    /// monitor then tears the link down and reconnects). Logged when it took a live link
+    /// down (not the closes of a link this gateway let go, nor the link's other connections).
+    nonisolated func connectionClosed(generation: UInt64, because end: RedisConnectionEnd) {
+        if readiness.connectionClosed(generation: generation, because: end) {
+            configuration.log("redis: a connection of link \(generation) closed: \(end)")
+        }
     }
 
     func countReconnect() {

@@ -1,3 +1,4 @@
+import RedisClient
 import Locking
 
 /// Why the cluster engine cannot serve a publish or a new subscription right now
@@ -118,13 +119,17 @@ final class Readiness: Sendable {
         state.withLock { if $0.shards[shard]?.notReady != .shutDown { $0.shards[shard]?.notReady = reason } }
     }
 
-    /// A connection of link `generation` closed: not ready from now on (the monitor then relinks).
-    func connectionClosed(generation: UInt64) {
+    /// A connection of link `generation` closed `because`: not ready from now on (the monitor
+    /// then relinks). Whether that took a shard down (false: the link was gone already).
+    func connectionClosed(generation: UInt64, because end: RedisConnectionEnd) -> Bool {
         state.withLock {
+            var tookDown = false
             for (index, entry) in $0.shards
             where entry.generation == generation && (entry.notReady == nil || entry.notReady == .probePending) {
-                $0.shards[index]?.notReady = .unreachable("a connection to Redis closed")
+                $0.shards[index]?.notReady = .unreachable("a connection to Redis closed: \(end)")
+                tookDown = true
             }
+            return tookDown
         }
     }
 

@@ -112,7 +112,7 @@ public actor Hub: StreamEngine {
                          counted: Bool = true) throws(PublishError) -> PublishResult {
         drainRemovals()
         guard !isShutdown else { throw .shutdown }
-        let last = topics[name]?.lastID(channel) ?? (channel == .events ? forgotten.lastEventsID(of: name) ?? 0 : 0)
+        let last = channel == .events ? lastEventsID(of: name) : topics[name]?.stateLastID ?? 0
         let id = assignedID ?? (last &+ 1)  // Wrapping to 0 at UInt64.max is then stale.
         guard id > last else { throw .staleID(last: last) }
         let now = instant ?? configuration.now()
@@ -148,7 +148,7 @@ public actor Hub: StreamEngine {
     /// when the channel is already at or past `through`.
     public func skipEvents(topic name: String, after: UInt64, through: UInt64) {
         drainRemovals()
-        guard !isShutdown, through > (topics[name]?.eventsLastID ?? forgotten.lastEventsID(of: name) ?? 0) else { return }
+        guard !isShutdown, through > lastEventsID(of: name) else { return }
         let now = configuration.now()
         let frame = SSEEncoder.gap(firstMissingID: after + 1)
         let delivery = withTopic(name) { topic in
@@ -163,8 +163,12 @@ public actor Hub: StreamEngine {
 
     /// The last ids the hub holds for `topic` (0 where none).
     public func lastIDs(topic name: String) -> (state: UInt64, events: UInt64) {
-        guard let topic = topics[name] else { return (0, forgotten.lastEventsID(of: name) ?? 0) }
-        return (topic.stateLastID, topic.eventsLastID)
+        (topics[name]?.stateLastID ?? 0, lastEventsID(of: name))
+    }
+
+    /// The topic's last events id: its own, or the one it had when it was forgotten (0: none).
+    private func lastEventsID(of name: String) -> UInt64 {
+        topics[name]?.eventsLastID ?? forgotten.lastEventsID(of: name) ?? 0
     }
 
     /// Forgets the topic (value, window, ids) if nobody subscribes to it here;

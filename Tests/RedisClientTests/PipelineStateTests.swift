@@ -102,8 +102,8 @@ struct PipelineStateTests {
         _ = take(&state)
         let parked = state.parkWriter("writer")
         #expect(parked)
-        let closedAlready = state.onClose {}
-        #expect(!closedAlready)
+        let closedAlready = state.onClose { _ in }
+        #expect(closedAlready == nil)
         let early = state.expire(now: t0 + .milliseconds(999))
         #expect(early == nil)
         let closing = state.expire(now: t0 + .seconds(1))
@@ -111,11 +111,13 @@ struct PipelineStateTests {
         #expect(closing?.callers.map(\.1) == [.closed, .timedOut, .closed])
         #expect(closing?.writer == "writer")
         #expect(closing?.handlers.count == 1)
+        #expect(closing?.end == .replyLate)
         #expect(!state.isOpen)
-        let again = state.close()
+        let again = state.close(because: .closedHere)
         #expect(again == nil)
-        let lateHandler = state.onClose {}
-        #expect(lateHandler)
+        // A handler added later is told the first reason, not the second close's.
+        let lateHandler = state.onClose { _ in }
+        #expect(lateHandler == .replyLate)
     }
 
     /// The reader waits until the earliest deadline, and never longer than the check interval.
@@ -130,7 +132,7 @@ struct PipelineStateTests {
         _ = state.receive(.value(.null), into: &resumed)
         _ = state.receive(.value(.null), into: &resumed)
         #expect(state.readDeadline(now: t0 + .seconds(1)) == t0 + .seconds(1) + .milliseconds(100))
-        _ = state.close()
+        _ = state.close(because: .closedHere)
         #expect(state.readDeadline(now: t0) == nil)
     }
 
@@ -139,7 +141,7 @@ struct PipelineStateTests {
         var state = State()
         _ = enqueue(&state, "A", caller: 1)
         _ = enqueue(&state, "B", caller: 2)
-        let closing = state.close(failingFirstWith: .protocolError("bad"))
+        let closing = state.close(failingFirstWith: .protocolError("bad"), because: .unreadable("bad"))
         #expect(closing?.callers.map(\.1) == [.protocolError("bad"), .closed])
         guard case .fail(3, .closed) = enqueue(&state, "C", caller: 3) else { Issue.record("accepted after close"); return }
         #expect(take(&state).0 == .stop)

@@ -235,12 +235,14 @@ struct RedisConnectionTests {
         }
     }
 
-    /// Killing the server fails pending calls with `.closed` and fires `onClose` once.
+    /// Killing the server fails pending calls with `.closed` and fires `onClose` once, told Redis ended it.
     @Test func serverKilledFailsPendingAndFiresOnClose() async throws {
         let server = try await RedisServer.start()
         let redis = try await connect(server)
         let closes = Locked(0)
+        let ends = Locked<[RedisConnectionEnd]>([])
         redis.onClose { closes.withLock { $0 += 1 } }
+        redis.onClose { end in ends.withLock { $0.append(end) } }
         // BLPOP keeps the call pending until the server dies.
         let pending = Task { try await redis.command(["BLPOP", "nothing", "0"], timeout: .seconds(30)) }
         try await waitUntil { (try? await server.clientCount(blocked: true)) == 1 }
@@ -252,6 +254,22 @@ struct RedisConnectionTests {
         redis.onClose { late.withLock { $0 = true } }
         #expect(late.withLock { $0 })
         #expect(closes.withLock { $0 } == 1)
+        #expect(ends.withLock { $0 } == [.endedByRedis])
+    }
+
+    /// `CLIENT KILL` from another connection (what Sentinel sends to a node it reconfigures):
+    /// the killed connection's handlers are told Redis ended it.
+    @Test func clientKillIsEndedByRedis() async throws {
+        let server = try await RedisServer.start()
+        let redis = try await connect(server)
+        let other = try await connect(server)
+        let ends = Locked<[RedisConnectionEnd]>([])
+        redis.onClose { end in ends.withLock { $0.append(end) } }
+        let id = try #require(try await redis.command(["CLIENT", "ID"], timeout: Self.timeout).integer)
+        _ = try await other.command(["CLIENT", "KILL", "ID", String(id)], timeout: Self.timeout)
+        try await waitUntil { !redis.isOpen }
+        #expect(ends.withLock { $0 } == [.endedByRedis])
+        #expect(other.isOpen)
     }
 
     /// A paused server (SIGSTOP) makes the call throw `.timedOut` within its timeout, others `.closed`, and closes the connection.
@@ -273,6 +291,9 @@ struct RedisConnectionTests {
         #expect(elapsed >= .milliseconds(300) && elapsed < .milliseconds(2500))
         await #expect(throws: RedisError.closed) { try await other.value }
         #expect(!redis.isOpen)
+        let end = Locked<RedisConnectionEnd?>(nil)
+        redis.onClose { reason in end.withLock { $0 = reason } }
+        #expect(end.withLock { $0 } == .replyLate)
     }
 
     /// `close` fails pending calls with `.closed`, fires `onClose`, and is idempotent.
@@ -288,6 +309,9 @@ struct RedisConnectionTests {
         await #expect(throws: RedisError.closed) { try await pending.value }
         #expect(closes.withLock { $0 } == 1)
         #expect(!redis.isOpen)
+        let end = Locked<RedisConnectionEnd?>(nil)
+        redis.onClose { reason in end.withLock { $0 = reason } }
+        #expect(end.withLock { $0 } == .closedHere)
     }
 }
 

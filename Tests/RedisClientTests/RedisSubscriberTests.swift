@@ -132,4 +132,25 @@ struct RedisSubscriberTests {
         await #expect(throws: RedisError.timedOut) { try await subscriber.ping(timeout: .milliseconds(300)) }
         #expect(!subscriber.isOpen)
     }
+
+    /// A reply that came while the reader was held in a slow `onMessage` (an engine busy
+    /// elsewhere) is read before its deadline is judged: the call gets it, the connection
+    /// stays open, instead of a `.timedOut` for a reply that was waiting in the socket.
+    @Test func aReplyWaitingBehindASlowHandlerIsNotLate() async throws {
+        let server = try await RedisServer.start()
+        let handling = Locked(false)
+        let subscriber = try await RedisSubscriber.connect(to: RedisURL(parsing: server.url), timeout: Self.timeout) { _ in
+            handling.withLock { $0 = true }
+            try? await Task.sleep(for: .milliseconds(800))
+        }
+        defer { subscriber.close() }
+        try await subscriber.subscribe([Array("slow".utf8)], timeout: Self.timeout)
+        let redis = try await publisher(server)
+        defer { redis.close() }
+        _ = try await redis.publish(Array("m".utf8), to: Array("slow".utf8), mode: .global, timeout: Self.timeout)
+        try await waitUntil { handling.withLock { $0 } }
+        // Sent while the handler sleeps: PONG comes within a millisecond, read 800 ms later.
+        try await subscriber.ping(timeout: .milliseconds(300))
+        #expect(subscriber.isOpen)
+    }
 }

@@ -70,9 +70,14 @@ public final class RedisConnection: Sendable {
     /// False once closed or lost (it never opens again: connect anew).
     public var isOpen: Bool { core.isOpen }
 
+    /// Runs `handler` once when the connection is closed or lost, told why; at once if it already is.
+    public func onClose(_ handler: @escaping @Sendable (RedisConnectionEnd) -> Void) {
+        core.onClose(handler)
+    }
+
     /// Runs `handler` once when the connection is closed or lost; at once if it already is.
     public func onClose(_ handler: @escaping @Sendable () -> Void) {
-        core.onClose(handler)
+        core.onClose { _ in handler() }
     }
 
     /// Writes and reads of the socket so far (for tests of the batching).

@@ -104,9 +104,14 @@ public final class RedisSubscriber: Sendable {
     /// False once closed or lost.
     public var isOpen: Bool { core.isOpen }
 
+    /// Runs `handler` once when the connection is closed or lost, told why; at once if it already is.
+    public func onClose(_ handler: @escaping @Sendable (RedisConnectionEnd) -> Void) {
+        core.onClose(handler)
+    }
+
     /// Runs `handler` once when the connection is closed or lost; at once if it already is.
     public func onClose(_ handler: @escaping @Sendable () -> Void) {
-        core.onClose(handler)
+        core.onClose { _ in handler() }
     }
 
     /// Closes the connection; pending calls fail with `.closed`. Idempotent.

@@ -126,14 +126,14 @@ final class PipelineCore: Sendable {
         return try state.withLock { _ in slot.result! }.get()
     }
 
-    func onClose(_ handler: @escaping @Sendable () -> Void) {
-        if state.withLock({ $0.onClose(handler) }) { handler() }
+    func onClose(_ handler: @escaping @Sendable (RedisConnectionEnd) -> Void) {
+        if let end = state.withLock({ $0.onClose(handler) }) { handler(end) }
     }
 
-    /// Closes (once): pending callers fail with `.closed` (the first with
+    /// Closes (once) `because`: pending callers fail with `.closed` (the first with
     /// `firstError`), the socket is shut down, the close handlers run.
-    func close(failingFirstWith firstError: RedisError = .closed) {
-        settle { $0.close(failingFirstWith: firstError) }
+    func close(failingFirstWith firstError: RedisError = .closed, because end: RedisConnectionEnd = .closedHere) {
+        settle { $0.close(failingFirstWith: firstError, because: end) }
     }
 
     /// Runs `decide` under the lock and records there the failures of the callers a
@@ -148,7 +148,7 @@ final class PipelineCore: Sendable {
         connection.abort()
         closing.writer?.resume()
         for caller in callers { caller.resume() }
-        for handler in closing.handlers { handler() }
+        for handler in closing.handlers { handler(closing.end) }
     }
 
     private func runWriter() async {
@@ -171,7 +171,7 @@ final class PipelineCore: Sendable {
                 do {
                     try await connection.write([buffer])
                 } catch {
-                    close()
+                    close(because: .socketFailed)
                     return
                 }
             }
@@ -184,17 +184,28 @@ final class PipelineCore: Sendable {
         var replies: [Reply] = []
         var resumptions: [(Caller, Result<RedisValue, RedisError>)] = []
         var callers: [UnsafeContinuation<Void, Never>] = []
+        // Read when a deadline had passed, before judging it: handled first, then judged.
+        var waiting: [UInt8]?
         while let deadline = state.withLock({ $0.readDeadline(now: .now) }) {
             let bytes: [UInt8]
-            do {
-                bytes = try await connection.read(maxBytes: limits.readChunk, deadline: deadline)
-            } catch IOWaitError.timedOut {
-                settle { $0.expire(now: .now) }
-                continue
-            } catch {
+            let judgeAfter = waiting != nil
+            if let taken = waiting.take() {
+                bytes = taken
+            } else {
+                do {
+                    bytes = try await connection.read(maxBytes: limits.readChunk, deadline: deadline)
+                } catch IOWaitError.timedOut {
+                    waiting = await readBeforeJudging(limits.readChunk)
+                    continue
+                } catch {
+                    close(because: .socketFailed)
+                    break
+                }
+            }
+            if bytes.isEmpty {
+                close(because: .endedByRedis)
                 break
             }
-            if bytes.isEmpty { break }
             reads.add(1, ordering: .relaxed)
             var failure: RedisError?
             do throws(RedisError) {
@@ -205,12 +216,27 @@ final class PipelineCore: Sendable {
             }
             await deliver(&replies, resumptions: &resumptions, callers: &callers)
             if let failure {
-                close(failingFirstWith: failure)
+                close(failingFirstWith: failure, because: .unreadable("\(failure)"))
                 break
             }
-            settle { $0.expire(now: .now) }
+            if judgeAfter {
+                settle { $0.expire(now: .now) }
+            } else {
+                waiting = await readBeforeJudging(limits.readChunk)
+            }
         }
         close()
+    }
+
+    /// When a deadline has passed, what already came is read before it is judged (nil:
+    /// judged now, the connection closed if nothing waited). A loop kept busy elsewhere
+    /// past a deadline thus does not take a reply waiting in the socket for one that never
+    /// came; one more read at most, so a stream of pushes cannot put the judgement off.
+    private func readBeforeJudging(_ chunk: Int) async -> [UInt8]? {
+        guard state.withLock({ $0.hasPassedDeadline(now: .now) }) else { return nil }
+        if let more = try? await connection.read(maxBytes: chunk, deadline: .now) { return more }
+        settle { $0.expire(now: .now) }
+        return nil
     }
 
     /// Hands `replies` to their callers (one lock for a run of replies, the callers

@@ -42,7 +42,9 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
     struct Closing: Sendable {
         var callers: [(Caller, RedisError)] = []
         var writer: Writer?
-        var handlers: [@Sendable () -> Void] = []
+        var handlers: [@Sendable (RedisConnectionEnd) -> Void] = []
+        /// Why it closed, for the handlers.
+        var end: RedisConnectionEnd
     }
 
     let limits: PipelineLimits
@@ -53,13 +55,13 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
     private var outgoing: [UInt8] = []
     /// The writer task while it waits for bytes.
     private var parkedWriter: Writer?
-    private var closeHandlers: [@Sendable () -> Void] = []
+    private var closeHandlers: [@Sendable (RedisConnectionEnd) -> Void] = []
     /// `open → closed`, once; nothing reopens (a new connection is a new state).
     private var lifecycle = Lifecycle.open
 
-    private enum Lifecycle {
+    private enum Lifecycle: Equatable {
         case open
-        case closed
+        case closed(RedisConnectionEnd)
     }
 
     init(limits: PipelineLimits = .standard) {
@@ -121,7 +123,7 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
     /// waits for closes the connection (the stream cannot be trusted any more).
     mutating func receive(_ reply: Reply, into resumptions: inout [(Caller, Result<RedisValue, RedisError>)]) -> Closing? {
         guard isOpen else { return nil }
-        guard !entries.isEmpty else { return close(failingFirstWith: .closed) }
+        guard !entries.isEmpty else { return close(because: .unreadable("a reply nobody waits for")) }
         let done: Result<RedisValue, RedisError>? = entries.updateFirst { entry in
             switch reply {
             case .error(let message) where entry.separateCommands:
@@ -152,32 +154,39 @@ struct PipelineState<Caller: Sendable, Writer: Sendable> {
         return min(earliest, check)
     }
 
+    /// Whether a pending command's deadline has passed (open only).
+    func hasPassedDeadline(now: ContinuousClock.Instant) -> Bool {
+        guard isOpen, let earliest = window.earliest else { return false }
+        return earliest <= now
+    }
+
     /// Closes when a deadline has passed: the callers past theirs fail with
     /// `.timedOut`, the others with `.closed`. Nil when none has passed.
     mutating func expire(now: ContinuousClock.Instant) -> Closing? {
-        guard isOpen, let earliest = window.earliest, earliest <= now else { return nil }
-        return close(now: now)
+        guard hasPassedDeadline(now: now) else { return nil }
+        return close(now: now, because: .replyLate)
     }
 
-    /// Closes (once): every pending caller fails with `.closed`, or the oldest one
+    /// Closes (once) `because`: every pending caller fails with `.closed`, or the oldest one
     /// with `firstError` (the reply it awaited was unreadable). Nil if already closed.
-    mutating func close(failingFirstWith firstError: RedisError = .closed) -> Closing? {
-        close(now: nil, firstError: firstError)
+    mutating func close(failingFirstWith firstError: RedisError = .closed, because end: RedisConnectionEnd) -> Closing? {
+        close(now: nil, firstError: firstError, because: end)
     }
 
-    /// Runs `handler` on close; true when already closed (the caller runs it now).
-    mutating func onClose(_ handler: @escaping @Sendable () -> Void) -> Bool {
-        guard isOpen else { return true }
+    /// Runs `handler` on close; when already closed, why (the caller runs it now with that).
+    mutating func onClose(_ handler: @escaping @Sendable (RedisConnectionEnd) -> Void) -> RedisConnectionEnd? {
+        if case .closed(let end) = lifecycle { return end }
         closeHandlers.append(handler)
-        return false
+        return nil
     }
 
-    private mutating func close(now: ContinuousClock.Instant?, firstError: RedisError = .closed) -> Closing? {
+    private mutating func close(now: ContinuousClock.Instant?, firstError: RedisError = .closed,
+                                because end: RedisConnectionEnd) -> Closing? {
         switch lifecycle {
         case .closed: return nil
-        case .open: lifecycle = .closed
+        case .open: lifecycle = .closed(end)
         }
-        var closing = Closing()
+        var closing = Closing(end: end)
         var first = true
         for entry in entries.removeAll() {
             let error: RedisError = if let now, entry.deadline <= now { .timedOut } else if first { firstError } else { .closed }

@@ -9,8 +9,8 @@ public struct HubConfiguration: Sendable {
     /// `replayMaxAge` is still held; it leaves once strictly older.
     public var replayMaxAge: Duration = .seconds(300)
     /// Whether the hub forgets a topic once it holds nothing worth keeping (its last
-    /// events id is remembered: `forgottenTopicsRemembered`). An engine that mirrors topics kept elsewhere turns this off
-    /// and lets go of topics itself (`Hub.forgetUnsubscribed`), so the mirror's ids
+    /// events id is remembered: `forgottenTopicsRemembered`). An engine that mirrors
+    /// topics kept elsewhere turns this off and lets go of topics itself (`Hub.forgetUnsubscribed`), so the mirror's ids
     /// and its record of evicted events stay while the engine follows the topic.
     public var forgetsIdleTopics = true
     /// How many forgotten topics' last events ids the hub keeps (`ForgottenTopics`), the

@@ -7,8 +7,8 @@
 /// Promises: at most `capacity` names are remembered, the longest-forgotten let go first
 /// (such a topic starts again at 1); a name forgotten again replaces its record; the
 /// queue of names behind the eviction order never holds more than `2 × capacity + 1`
-/// entries, those already let go included. Only forgotten topics with at least one event are recorded (a topic with a
-/// state value is never forgotten).
+/// entries, those already let go included. Only forgotten topics with at least one
+/// event are recorded (a topic with a state value is never forgotten).
 struct ForgottenTopics {
     let capacity: Int
     /// Each name's last events id, and the number of its entry in `order`.

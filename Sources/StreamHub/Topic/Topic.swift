@@ -29,13 +29,6 @@ struct Topic: Sendable {
         self.window = ReplayWindow(capacity: configuration.replayCount, maxAge: configuration.replayMaxAge)
     }
 
-    func lastID(_ channel: Channel) -> UInt64 {
-        switch channel {
-        case .state: stateLastID
-        case .events: eventsLastID
-        }
-    }
-
     func subscribers(_ channel: Channel) -> [UInt64: SlotEntry] {
         switch channel {
         case .state: stateSubscribers

@@ -134,6 +134,12 @@ extension Reliability {
                 later gateway's pause, e.g. \(notThePause.first?.body ?? "")
                 """)
             if let last = late.last { print("sentinel failover, gateway A: \(late.count) refused by a later pause, the last \(last.sent - promoted) after the promotion") }
+            if !notThePause.isEmpty {
+                for (name, gateway) in [("A", a), ("B", b)] {
+                    print("gateway \(name)'s log:\n" + gateway.child.stderr.text.split(separator: "\n")
+                        .filter { $0.contains("redis") }.suffix(30).joined(separator: "\n"))
+                }
+            }
             let lateOnB = published.filter { $0.gateway == 1 && $0.status != 200 && $0.sent > promoted + .seconds(10) }
             #expect(lateOnB.isEmpty, "\(lateOnB.count) of B's publishes refused more than 10 s after the promotion")
             for gateway in 0...1 {
