@@ -8,7 +8,9 @@ import HTTPCore
 /// - every `command` returns or throws within its `timeout` (plus up to 200 ms:
 ///   the reader's check interval and the loop's tick). A reply that does not come
 ///   in time closes the connection: a FIFO pipeline cannot skip a reply. That
-///   call throws `.timedOut`, every other pending call `.closed`.
+///   call throws `.timedOut`, every other pending call `.closed`. A deadline is
+///   judged after reading what has come, so a reply that waited in the socket
+///   while the reader was busy (a subscriber's slow `onPush`) is not late.
 /// - an error reply throws `.server(message)` and the connection stays usable;
 ///   `.timedOut` from a full pipeline (100,000 pending commands or 64 MiB unsent)
 ///   leaves it open too; every other error means it is closed.
@@ -16,7 +18,8 @@ import HTTPCore
 ///   was written: nothing is sent); a reply still on its way is read and dropped, and
 ///   the connection goes on. `commandIgnoringCancellation` waits for its reply
 ///   regardless, within its timeout.
-/// - `onClose` handlers run once, when the connection is closed or lost.
+/// - `onClose` handlers run once, when the connection is closed or lost, told why
+///   (`RedisConnectionEnd`).
 /// - bounded: at most 100,000 pending commands, 64 MiB of unsent commands, a
 ///   64 KiB read buffer and 64 MiB for one reply being assembled.
 /// - dropping the last reference closes the connection.
