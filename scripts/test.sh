@@ -8,7 +8,7 @@
 #                                  and on Redis), the reliability suite (churn, stalled
 #                                  readers, load), the browser page in headless Chromium,
 #                                  the deploy/ checks, the Debian package's checks, then
-#                                  fuzzing (60 s a target) and the suite (less the
+#                                  fuzzing (30 s a target) and the suite (less the
 #                                  reliability suite) under ThreadSanitizer and
 #                                  AddressSanitizer (see the README for how long it takes)
 #   bash scripts/test.sh --quick   the same without the package, fuzzing and sanitizers
@@ -103,8 +103,8 @@ if $full; then
     # lintian, dpkg -i, systemd-analyze verify, the page served from /, dpkg --purge.
     echo "== the Debian package (packaging/test-deb.sh)"
     bash packaging/test-deb.sh
-    echo "== fuzzing, 60 s a target"
-    bash Fuzz/run-all.sh 60
+    echo "== fuzzing, 30 s a target"
+    bash Fuzz/run-all.sh 30
     echo "== sanitizers"
     # The reliability suite is left out under the sanitizers: it drives the real
     # executable for minutes, which sanitized builds slow several times over.
