@@ -235,6 +235,8 @@ struct ConfigurationTests {
             + "15s, 2m, 1h or a number of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is)"),
         (["--max-body", "0"], [:], "invalid value '0' for --max-body: expected a size above zero "
             + "such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"),
+        (["--max-header-bytes", "200"], [:], "invalid value '200' for --max-header-bytes: expected a size of at least "
+            + "1KiB such as 16k, 64KiB or 1MiB, up to 1GiB (a browser's request head alone is 400 to 800 bytes)"),
         (["--max-uri", "64KB"], [:], "invalid value '64KB' for --max-uri: expected a size above zero "
             + "such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"),
         (["--events-queue-limit", "0"], [:],

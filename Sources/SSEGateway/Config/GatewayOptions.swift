@@ -86,7 +86,9 @@ enum GatewayOptions {
         GatewayOption(name: "max-header-bytes", kind: .value(placeholder: "SIZE"),
                       summary: "Largest request line plus headers (431 past it).",
                       defaultText: { OptionValue.format(bytes: $0.maxHeaderBytes) },
-                      apply: { config, text throws(ValueProblem) in config.maxHeaderBytes = try OptionValue.size(text) }),
+                      apply: { config, text throws(ValueProblem) in
+                          config.maxHeaderBytes = try OptionValue.size(
+                              text, atLeast: (1024, "a browser's request head alone is 400 to 800 bytes")) }),
         GatewayOption(name: "max-uri", kind: .value(placeholder: "SIZE"),
                       summary: "Longest request target (414 past it).",
                       defaultText: { OptionValue.format(bytes: $0.maxURIBytes) },

@@ -47,8 +47,11 @@ enum OptionValue {
     /// A size in bytes, at least 1 and at most `maximumSize`: a plain number of
     /// bytes, or a number with a binary unit (`k`/`KiB` = 1024, `m`/`MiB`,
     /// `g`/`GiB`; letters in any case, an optional trailing `B` on a bare number).
-    static func size(_ text: String) throws(ValueProblem) -> Int {
-        let expectation = "expected a size above zero such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"
+    /// - Parameter minimum: the least accepted (in bytes), with `why` it is the least.
+    static func size(_ text: String, atLeast minimum: (bytes: Int, why: String)? = nil) throws(ValueProblem) -> Int {
+        let expectation = minimum.map {
+            "expected a size of at least \(format(bytes: $0.bytes)) such as 16k, 64KiB or 1MiB, up to 1GiB (\($0.why))"
+        } ?? "expected a size above zero such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"
         if text.hasPrefix("-") { throw ValueProblem(expectation: "\(expectation) (it must not be negative)") }
         let lowered = text.lowercased()
         let units: [(suffix: String, multiplier: Int)] = [
@@ -64,7 +67,7 @@ enum OptionValue {
         }
         guard isDigits(number.utf8), let count = Int(number) else { throw ValueProblem(expectation: expectation) }
         let (bytes, overflow) = count.multipliedReportingOverflow(by: multiplier)
-        guard !overflow, bytes >= 1, bytes <= maximumSize else { throw ValueProblem(expectation: expectation) }
+        guard !overflow, bytes >= (minimum?.bytes ?? 1), bytes <= maximumSize else { throw ValueProblem(expectation: expectation) }
         return bytes
     }
 
