@@ -42,8 +42,9 @@ extension ClusterEngine {
             let command = try await RedisConnection.connect(to: url, timeout: timeout)
             var opened: [RedisConnection] = [command]
             do throws(RedisError) {
-                if case .sentinel = configuration.redis {
-                    // Sentinel may name a node that is no master (yet, or any more): ROLE says.
+                if !routing.isCluster {
+                    // Sentinel may name a node that is no master (yet, or any more), and a
+                    // single server's URL a replica: ROLE says (a Redis Cluster's map names masters).
                     let role = try await Sentinel.role(of: command, timeout: configuration.commandTimeout)
                     guard role == "master" else { throw .unreachable("\(url) is a \(role), not the master") }
                 }

@@ -155,10 +155,17 @@ extension ClusterEngine {
 
     /// The shard's link is gone: not ready, its topics' waiters refused, its topics to subscribe again.
     func linkLost(_ lost: RedisLink, shard index: Int, because reason: NotReady = .unreachable("the connection was lost")) {
-        lost.close()
-        guard link(shard: index)?.generation == lost.generation else { return }
-        shards[index].phase = shards[index].phase.after(.lost(generation: lost.generation))
+        guard link(shard: index)?.generation == lost.generation else {
+            lost.close()
+            return
+        }
+        // The cause first: the closes below then find the shard down and do not stand for it.
         readiness.down(shard: index, reason)
+        if lost.isOpen {
+            configuration.log("\(shardName(index)): link \(lost.generation) given up: \(readiness.reason(shard: index) ?? reason.text)")
+        }
+        lost.close()
+        shards[index].phase = shards[index].phase.after(.lost(generation: lost.generation))
         let names = followed.keys.filter { topicShard[$0] == index || routing.shard(of: $0) == index }
         for name in names { topicShard[name] = nil }
         topicsLostTheLink(names)

@@ -66,10 +66,12 @@ extension ClusterEngine {
             // 3 s) and another gateway's publish may have deleted its counts.
             if try await writeLiveness(link, shard: index) == false { shards[index].countsNeedFullWrite = true }
             try await watchPause(link, shard: index)
-            if case .sentinel = configuration.redis {
+            if !routing.isCluster {
                 let role = try await Sentinel.role(of: link.command, timeout: configuration.commandTimeout)
                 guard role == "master" else {
-                    configuration.log("redis: the node in use is a \(role) now; asking the sentinels for the master")
+                    let next = if case .sentinel = configuration.redis { "asking the sentinels for the master" }
+                               else { "connecting again until it is a master" }
+                    configuration.log("redis: the node in use is a \(role) now; \(next)")
                     readiness.down(shard: index, .noMaster("the node in use became a \(role)"))
                     return false
                 }

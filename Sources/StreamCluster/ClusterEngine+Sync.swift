@@ -80,7 +80,7 @@ extension ClusterEngine {
             }
         } catch {
             // The subscribed connection is unusable: start the link over.
-            linkLost(link, shard: index)
+            linkLost(link, shard: index, because: .unreachable("subscribing its topics failed: \(error)"))
             return
         }
         guard self.link(shard: index)?.generation == link.generation else { return }
@@ -121,7 +121,7 @@ extension ClusterEngine {
             guard self.link(shard: index)?.generation == link.generation, topicShard[topic] == index else { return }
             switch error {
             case .closed, .timedOut:
-                linkLost(link, shard: index)
+                linkLost(link, shard: index, because: .unreachable("a topic's sync failed: \(error)"))
             case .server(let message) where message.hasPrefix("READONLY") && !routing.isCluster:
                 linkLost(link, shard: index, because: .noMaster("the node in use became a replica"))
             case _ where routing.isCluster && ClusterRedirection(error)?.kind == .moved:

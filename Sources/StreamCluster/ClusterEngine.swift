@@ -161,7 +161,8 @@ public actor ClusterEngine: EngineShard {
 
     /// A connection of link `generation` closed `because`: not ready from now on (the
     /// monitor then tears the link down and reconnects). Logged when it took a live link
-    /// down (not the closes of a link this gateway let go, nor the link's other connections).
+    /// down (not the closes of a link this gateway gave up, `linkLost`, which says why
+    /// itself, nor the link's other connections).
     nonisolated func connectionClosed(generation: UInt64, because end: RedisConnectionEnd) {
         if readiness.connectionClosed(generation: generation, because: end) {
             configuration.log("redis: a connection of link \(generation) closed: \(end)")

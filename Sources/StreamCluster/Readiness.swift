@@ -123,6 +123,7 @@ final class Readiness: Sendable {
     /// then relinks). Whether that took a shard down (false: the link was gone already).
     func connectionClosed(generation: UInt64, because end: RedisConnectionEnd) -> Bool {
         state.withLock {
+            guard $0.overall != .shutDown else { return false }
             var tookDown = false
             for (index, entry) in $0.shards
             where entry.generation == generation && (entry.notReady == nil || entry.notReady == .probePending) {

@@ -285,6 +285,35 @@ struct ClusterEngineTests {
         }
     }
 
+    /// A single server's node turned replica (`REPLICAOF`, a failover done by hand): the
+    /// engine is not ready and says no master is known, as its publishes are refused, until
+    /// the node is a master again; then it serves, its ids going on.
+    @Test func aServerTurnedReplicaIsNotReadyUntilItIsAMasterAgain() async throws {
+        let other = try await RedisServer.start()
+        try await stoppingAfterwards({ await other.stop() }) {
+            try await withCluster(engines: 1) { redis, engines in
+                let engine = engines[0]
+                #expect(try await engine.publish("turned", .events, "1").id == 1)
+                _ = try await redis.run(["REPLICAOF", "127.0.0.1", String(other.port)])
+                #expect(try await eventually(within: 10) {
+                    engine.engine.notReadyReason?.contains("no Redis master is known") == true
+                }, "\(engine.engine.notReadyReason ?? "ready")")
+                await #expect(throws: (any Error).self) { try await engine.publish("turned", .events, "refused") }
+                #expect(engine.engine.notReadyReason?.contains("no Redis master is known") == true,
+                        "still not ready while it is a replica: \(engine.engine.notReadyReason ?? "ready")")
+                _ = try await redis.run(["REPLICAOF", "NO", "ONE"])
+                try await engine.ready(within: 15)
+                var id: UInt64?
+                let deadline = ContinuousClock.now + .seconds(10)
+                while id == nil, ContinuousClock.now < deadline {
+                    id = try? await engine.publish("turned", .events, "2").id
+                    if id == nil { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                #expect((id ?? 0) > 1, "the ids go on past what the gateway holds")
+            }
+        }
+    }
+
     /// A pub/sub connection killed under a gateway: it reconnects, and open streams miss nothing and see nothing twice.
     @Test func aKilledPubSubConnectionIsNoticedAndHealed() async throws {
         try await withCluster { redis, engines in

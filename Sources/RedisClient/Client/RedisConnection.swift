@@ -8,9 +8,10 @@ import HTTPCore
 /// - every `command` returns or throws within its `timeout` (plus up to 200 ms:
 ///   the reader's check interval and the loop's tick). A reply that does not come
 ///   in time closes the connection: a FIFO pipeline cannot skip a reply. That
-///   call throws `.timedOut`, every other pending call `.closed`. A deadline is
-///   judged after reading what has come, so a reply that waited in the socket
-///   while the reader was busy (a subscriber's slow `onPush`) is not late.
+///   call throws `.timedOut` (`.closed` when that read finds Redis closed the
+///   connection), every other pending call `.closed`. A deadline is judged after
+///   one more read of what has come, so a reply that waited in the socket while
+///   the reader was busy (a subscriber's slow `onPush`) is not late.
 /// - an error reply throws `.server(message)` and the connection stays usable;
 ///   `.timedOut` from a full pipeline (100,000 pending commands or 64 MiB unsent)
 ///   leaves it open too; every other error means it is closed.

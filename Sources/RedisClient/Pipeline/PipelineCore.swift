@@ -228,14 +228,20 @@ final class PipelineCore: Sendable {
         close()
     }
 
-    /// When a deadline has passed, what already came is read before it is judged (nil:
-    /// judged now, the connection closed if nothing waited). A loop kept busy elsewhere
+    /// When a deadline has passed, what already came is read (and returned, to be handled
+    /// before the deadline is judged); when nothing waits, it is judged now: the connection
+    /// closes. Nil when nothing came (or no deadline had passed). A loop kept busy elsewhere
     /// past a deadline thus does not take a reply waiting in the socket for one that never
     /// came; one more read at most, so a stream of pushes cannot put the judgement off.
     private func readBeforeJudging(_ chunk: Int) async -> [UInt8]? {
         guard state.withLock({ $0.hasPassedDeadline(now: .now) }) else { return nil }
-        if let more = try? await connection.read(maxBytes: chunk, deadline: .now) { return more }
-        settle { $0.expire(now: .now) }
+        do {
+            return try await connection.read(maxBytes: chunk, deadline: .now)
+        } catch IOWaitError.timedOut {
+            settle { $0.expire(now: .now) }
+        } catch {
+            close(because: .socketFailed)
+        }
         return nil
     }
 
