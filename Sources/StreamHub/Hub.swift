@@ -277,7 +277,7 @@ public actor Hub: StreamEngine {
             return
         }
         if topics[name]?.isWorthKeeping(now: now) == false {
-            forgotten.note(name, lastEventsID: topics[name]!.eventsLastID)
+            counters.forgottenTopicsLetGo(forgotten.note(name, lastEventsID: topics[name]!.eventsLastID))
             topics[name] = nil
         }
     }

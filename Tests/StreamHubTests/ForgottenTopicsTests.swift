@@ -6,10 +6,10 @@ import Testing
 struct ForgottenTopicsTests {
     @Test func theLongestForgottenIsLetGoFirst() {
         var forgotten = ForgottenTopics(capacity: 2)
-        forgotten.note("a", lastEventsID: 3)
-        forgotten.note("b", lastEventsID: 5)
-        forgotten.note("a", lastEventsID: 7)  // Used again and forgotten again: now the newest.
-        forgotten.note("c", lastEventsID: 1)
+        var letGo = [forgotten.note("a", lastEventsID: 3), forgotten.note("b", lastEventsID: 5)]
+        letGo.append(forgotten.note("a", lastEventsID: 7))  // Used again and forgotten again: now the newest.
+        letGo.append(forgotten.note("c", lastEventsID: 1))
+        #expect(letGo == [0, 0, 0, 1], "only the note past the capacity lets one go")
         #expect(forgotten.lastEventsID(of: "a") == 7)
         #expect(forgotten.lastEventsID(of: "b") == nil)
         #expect(forgotten.lastEventsID(of: "c") == 1)

@@ -153,11 +153,13 @@ struct LifecycleTests {
             $0.replayMaxAge = .seconds(60)
             $0.forgottenTopicsRemembered = 1
         }, executor: executor.serialExecutor)
-        for topic in ["first", "second"] {  // Forgotten one after the other: "first" is let go.
+        for (index, topic) in ["first", "second"].enumerated() {  // Forgotten one after the other: "first" is let go.
             _ = try await small.publish(topic: topic, channel: .events, data: "x")
             clock.advance(by: .seconds(61))
             await small.sweep()
+            #expect(small.counters.forgottenTopicsLetGo == UInt64(index), "a record let go is counted, once")
         }
+        #expect(hub.counters.forgottenTopicsLetGo == 0)
         #expect(try await small.publish(topic: "second", channel: .events, data: "y").id == 2)
         #expect(try await small.publish(topic: "first", channel: .events, data: "y").id == 1)
     }

@@ -47,6 +47,10 @@ struct MetricsHandler: Sendable {
         text.counter("sse_gateway_gap_events_total",
                      help: "gap events sent to subscribers (events gone from the replay window before they had them).",
                      value: hubCounters.gapEvents)
+        text.counter("sse_gateway_forgotten_topics_let_go_total",
+                     help: "Forgotten topics whose last events id was let go (16,384 are kept per event loop): "
+                         + "used again, such a topic starts at id 1.",
+                     value: hubCounters.forgottenTopicsLetGo)
         text.histogram("sse_gateway_delivery_latency_seconds",
                        help: "Seconds from a publish being accepted to its frame's write to a subscriber completing, "
                            + "per channel (a write's values are all observed at its oldest's wait: an upper bound for the others).",

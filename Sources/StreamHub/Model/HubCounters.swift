@@ -20,6 +20,7 @@ public final class HubCounters: Sendable {
     private let events = PerChannel()
     private let slowDisconnects = Atomic<UInt64>(0)
     private let gaps = Atomic<UInt64>(0)
+    private let forgottenLetGo = Atomic<UInt64>(0)
 
     public init() {}
 
@@ -47,6 +48,12 @@ public final class HubCounters: Sendable {
     /// gateway found events gone that its subscribers had not had).
     public var gapEvents: UInt64 {
         gaps.load(ordering: .relaxed)
+    }
+
+    /// Forgotten topics whose last events id the hubs' record let go (`ForgottenTopics`,
+    /// full): used again, such a topic starts at id 1.
+    public var forgottenTopicsLetGo: UInt64 {
+        forgottenLetGo.load(ordering: .relaxed)
     }
 
     /// Live subscribers of `channel`; exact as soon as `cancel()` (or any finish) returns.
@@ -78,6 +85,11 @@ public final class HubCounters: Sendable {
 
     func subscriberLeft(_ channel: Channel) {
         counters(of: channel) { $0.subscribers.subtract(1, ordering: .relaxed) }
+    }
+
+    func forgottenTopicsLetGo(_ count: Int) {
+        guard count > 0 else { return }
+        forgottenLetGo.add(UInt64(count), ordering: .relaxed)
     }
 
     func gapQueued(_ count: Int = 1) {

@@ -30,15 +30,22 @@ struct ForgottenTopics {
         records.isEmpty ? nil : records[name]?.lastEventsID
     }
 
-    /// Records that `name` was forgotten with `lastEventsID` as its last events id.
-    mutating func note(_ name: String, lastEventsID: UInt64) {
-        guard capacity > 0, lastEventsID > 0 else { return }
+    /// Records that `name` was forgotten with `lastEventsID` as its last events id;
+    /// returns how many records that let go (0 or 1; 0 when nothing is recorded).
+    @discardableResult
+    mutating func note(_ name: String, lastEventsID: UInt64) -> Int {
+        guard capacity > 0, lastEventsID > 0 else { return 0 }
         nextEntry += 1
+        var letGo = 0
         if records.updateValue((lastEventsID, nextEntry), forKey: name) == nil {
-            while records.count > capacity { evictOldest() }
+            while records.count > capacity {
+                evictOldest()
+                letGo += 1
+            }
         }
         order.append((name, nextEntry))
         if order.count > 2 * capacity { compact() }
+        return letGo
     }
 
     private mutating func evictOldest() {
