@@ -44,8 +44,8 @@ enum OptionValue {
         }
     }
 
-    /// A size in bytes, at least `minimum` (1 by default) and at most `maximumSize`: a plain number of
-    /// bytes, or a number with a binary unit (`k`/`KiB` = 1024, `m`/`MiB`,
+    /// A size in bytes, at least `minimum` (1 by default) and at most `maximumSize`: a
+    /// plain number of bytes, or a number with a binary unit (`k`/`KiB` = 1024, `m`/`MiB`,
     /// `g`/`GiB`; letters in any case, an optional trailing `B` on a bare number).
     /// - Parameter minimum: the least accepted (in bytes), with `why` it is the least.
     static func size(_ text: String, atLeast minimum: (bytes: Int, why: String)? = nil) throws(ValueProblem) -> Int {
