@@ -65,6 +65,8 @@ extension ClusterEngine {
             // The previous value: none means the key lapsed (this gateway was slow for
             // 3 s) and another gateway's publish may have deleted its counts.
             if try await writeLiveness(link, shard: index) == false { shards[index].countsNeedFullWrite = true }
+            guard try await epochHolds(link, shard: index) else { return false }
+            try await keepPublisherBusy(link, shard: index)
             try await watchPause(link, shard: index)
             if !routing.isCluster {
                 let role = try await Sentinel.role(of: link.command, timeout: configuration.commandTimeout)
@@ -86,6 +88,28 @@ extension ClusterEngine {
             return false
         }
         return true
+    }
+
+    /// Whether Redis still holds the epoch this link found (a `FLUSHALL` or `FLUSHDB`, or a
+    /// restart behind a proxy that kept the connection, empties Redis under a live link).
+    /// If not, the link is given up: the next one finds the epoch gone and pauses publishes
+    /// while the gateways restore the ids (`checkEpoch`), as after a restart.
+    private func epochHolds(_ link: RedisLink, shard index: Int) async throws(RedisError) -> Bool {
+        guard let known = shards[index].knownEpoch else { return true }
+        let now = try await link.command.command(["GET", shards[index].keys.epoch], timeout: configuration.commandTimeout).string
+        guard now != known else { return true }
+        configuration.log("\(shardName(index)): Redis lost its data under a live link (its epoch key is "
+                          + "\(now == nil ? "gone" : "another"): FLUSHALL, or a restart); linking anew")
+        readiness.down(shard: index, .unreachable("Redis lost its data; the gateways restore the ids"))
+        return false
+    }
+
+    /// With `--redis-min-replicas` the publishing connection is its own and may idle for
+    /// long: a `PING` every heartbeat keeps Redis's `timeout` from closing it (and the link
+    /// with it). Sent only while no publish holds the turn, so it never waits behind a `WAIT`.
+    private func keepPublisherBusy(_ link: RedisLink, shard index: Int) async throws(RedisError) {
+        guard link.publisher !== link.command, replicaTurns[index]?.busy != true else { return }
+        _ = try await link.publisher.command(["PING"], timeout: configuration.commandTimeout)
     }
 
     /// Runs a command whose error reply (e.g. OOM under `noeviction`) is logged and

@@ -284,7 +284,10 @@ extension ClusterEngine {
             return "Redis refused the publish: \(message)"
         case .timedOut:
             return "the cluster's Redis did not answer within \(configuration.commandTimeout)"
-        case .closed, .unreachable, .protocolError:
+        case .closed:
+            return "the connection to the cluster's Redis was lost before the reply came: "
+                + "the value may have been stored and delivered (a retry may publish it twice)"
+        case .unreachable, .protocolError:
             return "the connection to the cluster's Redis was lost"
         case .cancelled:
             return "the publish was cancelled before Redis answered"

@@ -314,6 +314,30 @@ struct ClusterEngineTests {
         }
     }
 
+    /// `FLUSHALL` under live links (an operator's slip): the gateways notice within a heartbeat
+    /// that the epoch is gone, link anew and restore the ids, so a publish through a gateway
+    /// that follows nothing goes on past what a subscriber of the other already had, and that
+    /// subscriber gets it (before, ids began again at 1 and the subscriber skipped them).
+    @Test func aFlushAllUnderLiveLinksIsNoticed() async throws {
+        try await withCluster { redis, engines in
+            let (a, b) = (engines[0], engines[1])
+            let open = try await b.subscribe("flushed")
+            for index in 1...3 { _ = try await a.publish("flushed", .events, "before\(index)") }
+            #expect(try await open.events(3).compactMap(\.number) == [1, 2, 3])
+            _ = try await redis.run(["FLUSHALL"])
+            try await Task.sleep(for: .milliseconds(2500))  // Two heartbeats: both gateways have looked.
+            var id: UInt64?
+            let deadline = ContinuousClock.now + .seconds(10)
+            while id == nil, ContinuousClock.now < deadline {
+                id = try? await a.publish("flushed", .events, "after").id
+                if id == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect((id ?? 0) > 3, "ids go on past what B's subscriber had: \(id.map { "\($0)" } ?? "none")")
+            let next = try await open.events(1)
+            #expect(next.first?.number == id && next.first?.data == "after", "\(next)")
+        }
+    }
+
     /// A pub/sub connection killed under a gateway: it reconnects, and open streams miss nothing and see nothing twice.
     @Test func aKilledPubSubConnectionIsNoticedAndHealed() async throws {
         try await withCluster { redis, engines in

@@ -152,6 +152,25 @@ struct MinReplicasEngineTests {
         #expect(outcomes.contains { !$0.0 }, "those past their deadline were refused (all took \(took))")
         await running.stop()
     }
+
+    /// Redis's `timeout` (2 s here; managed services often set 300 s) closes idle clients: the
+    /// publishing connection of its own, idle without publishes, is kept busy by the heartbeat,
+    /// so the link is not torn down and made again every few seconds.
+    @Test func anIdlePublishingConnectionOutlivesRedisTimeout() async throws {
+        let master = try await RedisServer.start()
+        let replica = try await RedisServer.start(["--replicaof", "127.0.0.1", String(master.port)])
+        defer { Task { await replica.stop(); await master.stop() } }
+        let running = try RunningEngine(master.url) { $0.minReplicas = 1 }
+        defer { Task { await running.stop() } }
+        try await running.ready()
+        _ = try await master.run(["CONFIG", "SET", "timeout", "2"])
+        func reconnects() -> UInt64 {
+            running.engine.metrics.first { $0.name == "sse_gateway_redis_reconnects_total" }?.value ?? 0
+        }
+        try await Task.sleep(for: .seconds(7))
+        #expect(reconnects() == 0, "the link was made again \(reconnects()) times while idle")
+        #expect(running.engine.isReady)
+    }
 }
 
 extension RedisServer {
@@ -161,4 +180,5 @@ extension RedisServer {
         let line = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix(field + ":") }
         return line.flatMap { Int($0.dropFirst(field.count + 1)) } ?? 0
     }
+
 }
