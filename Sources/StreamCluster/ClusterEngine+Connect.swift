@@ -45,8 +45,9 @@ extension ClusterEngine {
                 if !routing.isCluster {
                     // Sentinel may name a node that is no master (yet, or any more), and a
                     // single server's URL a replica: ROLE says (a Redis Cluster's map names masters).
-                    let role = try await Sentinel.role(of: command, timeout: configuration.commandTimeout)
-                    guard role == "master" else { throw .unreachable("\(url) is a \(role), not the master") }
+                    if let role = try await masterRole(of: command), role != "master" {
+                        throw .unreachable("\(url) is a \(Self.roleName(role)), not the master")
+                    }
                 }
                 let publisher = configuration.minReplicas > 0
                     ? try await RedisConnection.connect(to: url, timeout: timeout) : command
@@ -113,6 +114,25 @@ extension ClusterEngine {
         try? await watchPause(link, shard: index)
     }
 
+    /// The node's `ROLE`; nil when a single server refuses the command (an ACL user
+    /// without `@dangerous`, a proxy that does not pass it on): its being a replica is
+    /// then found by the `READONLY` a publish gets. Under Sentinel a refusal is an error.
+    func masterRole(of command: RedisConnection) async throws(RedisError) -> String? {
+        do {
+            return try await Sentinel.role(of: command, timeout: configuration.commandTimeout)
+        } catch .server(let message) {
+            if case .sentinel = configuration.redis { throw .server(message) }
+            if !roleRefusalLogged {
+                roleRefusalLogged = true
+                configuration.log("redis: ROLE refused (\(message)); a node turned replica is found by a publish's READONLY instead")
+            }
+            return nil
+        }
+    }
+
+    /// How a log line names a `ROLE` answer ("slave" is Redis's older word).
+    static func roleName(_ role: String) -> String { role == "slave" ? "replica" : role }
+
     /// Notices a Redis that lost its data (its epoch is gone or another): then, if this
     /// gateway knew the old one, publishes pause for 3 s (`sse:refloor`) while every
     /// gateway's syncs raise the counters of its topics to the ids it holds, so ids
@@ -132,7 +152,11 @@ extension ClusterEngine {
         }
         if let known = shards[index].knownEpoch, known != current {
             configuration.log("\(shardName(index)): Redis lost its data; ids go on from what the gateways hold")
+            // Another epoch, not none: a gateway that never knew the old one seeded it, or
+            // another Redis answers at this address; the pause too, unless one runs already.
+            _ = try await command.command(["SET", keys.publishPause, "1", "PX", "3000", "NX"], timeout: timeout)
         }
-        shards[index].knownEpoch = current
+        // Not when the shard's keys moved meanwhile (a slot map applied): its epoch is another's.
+        if shards[index].keys == keys { shards[index].knownEpoch = current }
     }
 }

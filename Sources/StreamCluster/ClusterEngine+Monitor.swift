@@ -65,19 +65,17 @@ extension ClusterEngine {
             // The previous value: none means the key lapsed (this gateway was slow for
             // 3 s) and another gateway's publish may have deleted its counts.
             if try await writeLiveness(link, shard: index) == false { shards[index].countsNeedFullWrite = true }
+            // ROLE before the epoch: a node turned replica also lost its epoch in the sync.
+            if !routing.isCluster, let role = try await masterRole(of: link.command), role != "master" {
+                let next = if case .sentinel = configuration.redis { "asking the sentinels for the master" }
+                           else { "connecting again until it is a master" }
+                configuration.log("redis: the node in use is a \(Self.roleName(role)) now; \(next)")
+                readiness.down(shard: index, .noMaster("the node in use became a \(Self.roleName(role))"))
+                return false
+            }
             guard try await epochHolds(link, shard: index) else { return false }
             try await keepPublisherBusy(link, shard: index)
             try await watchPause(link, shard: index)
-            if !routing.isCluster {
-                let role = try await Sentinel.role(of: link.command, timeout: configuration.commandTimeout)
-                guard role == "master" else {
-                    let next = if case .sentinel = configuration.redis { "asking the sentinels for the master" }
-                               else { "connecting again until it is a master" }
-                    configuration.log("redis: the node in use is a \(role) now; \(next)")
-                    readiness.down(shard: index, .noMaster("the node in use became a \(role)"))
-                    return false
-                }
-            }
             shards[index].heartbeats += 1
             if shards[index].heartbeats % 10 == 0 { shards[index].countsNeedFullWrite = true }
             try await writeCounts(link, shard: index)
@@ -96,8 +94,15 @@ extension ClusterEngine {
     /// while the gateways restore the ids (`checkEpoch`), as after a restart.
     private func epochHolds(_ link: RedisLink, shard index: Int) async throws(RedisError) -> Bool {
         guard let known = shards[index].knownEpoch else { return true }
-        let now = try await link.command.command(["GET", shards[index].keys.epoch], timeout: configuration.commandTimeout).string
-        guard now != known else { return true }
+        let now: String?
+        do {
+            now = try await link.command.command(["GET", shards[index].keys.epoch], timeout: configuration.commandTimeout).string
+        } catch .server(let message) {
+            // Refused (a slot moving on Redis Cluster answers ASK or MOVED): looked at again next time.
+            if routing.isCluster, ClusterRedirection(.server(message)) != nil { requestMapRefresh() }
+            return true
+        }
+        guard now != known, shards[index].knownEpoch == known else { return true }
         configuration.log("\(shardName(index)): Redis lost its data under a live link (its epoch key is "
                           + "\(now == nil ? "gone" : "another"): FLUSHALL, or a restart); linking anew")
         readiness.down(shard: index, .unreachable("Redis lost its data; the gateways restore the ids"))
@@ -106,7 +111,8 @@ extension ClusterEngine {
 
     /// With `--redis-min-replicas` the publishing connection is its own and may idle for
     /// long: a `PING` every heartbeat keeps Redis's `timeout` from closing it (and the link
-    /// with it). Sent only while no publish holds the turn, so it never waits behind a `WAIT`.
+    /// with it). Sent only while no publish holds the turn, so it does not wait behind a
+    /// `WAIT` (but for one a cancelled publish left running: 500 ms, under the timeout).
     private func keepPublisherBusy(_ link: RedisLink, shard index: Int) async throws(RedisError) {
         guard link.publisher !== link.command, replicaTurns[index]?.busy != true else { return }
         _ = try await link.publisher.command(["PING"], timeout: configuration.commandTimeout)

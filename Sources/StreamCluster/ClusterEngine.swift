@@ -78,6 +78,8 @@ public actor ClusterEngine: EngineShard {
     var fenceReads = FenceReads()
     /// Script hashes from `SCRIPT LOAD` (the script text is sent again on `NOSCRIPT`).
     var scriptHashes: [String: String] = [:]
+    /// Whether a single server's refusal of `ROLE` was logged (once: `masterRole`).
+    var roleRefusalLogged = false
     /// Subscriber counts last written to Redis, per topic.
     var writtenCounts: [String: (state: Int, events: Int)] = [:]
     /// Topics whose UNSUBSCRIBE is not confirmed yet: a new SUBSCRIBE of one waits for it.

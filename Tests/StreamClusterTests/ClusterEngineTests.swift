@@ -314,6 +314,30 @@ struct ClusterEngineTests {
         }
     }
 
+    /// An ACL user without `@dangerous` (the Redis docs' own example user), for whom `ROLE`
+    /// is refused: a single server is linked and serves all the same (its turning replica is
+    /// then found by a publish's `READONLY`); the refusal is logged once.
+    @Test func anACLUserWithoutRoleIsServed() async throws {
+        let redis = try await RedisServer.start()
+        try await stoppingAfterwards({ await redis.stop() }) {
+            _ = try await redis.run(["ACL", "SETUSER", "gateway", "on", ">secret", "~*", "&*", "+@all", "-@dangerous"])
+            let lines = Locked<[String]>([])
+            let url = "redis://gateway:secret@127.0.0.1:\(redis.port)"
+            let running = try RunningEngine(url) { configuration in
+                configuration.log = { line in lines.withLock { $0.append(line) } }
+            }
+            try await stoppingAfterwards({ await running.stop() }) {
+                try await running.ready()
+                let open = try await running.subscribe("acl")
+                #expect(try await running.publish("acl", .events, "one").id == 1)
+                #expect(try await open.events(1).first?.data == "one")
+                try await Task.sleep(for: .milliseconds(1200))  // A heartbeat asks ROLE too.
+                #expect(running.engine.isReady)
+                #expect(lines.withLock { $0.filter { $0.contains("ROLE refused") }.count } == 1, "\(lines.withLock { $0 })")
+            }
+        }
+    }
+
     /// `FLUSHALL` under live links (an operator's slip): the gateways notice within a heartbeat
     /// that the epoch is gone, link anew and restore the ids, so a publish through a gateway
     /// that follows nothing goes on past what a subscriber of the other already had, and that
