@@ -1,5 +1,6 @@
 import RedisClient
 import StreamHub
+import Synchronization
 
 /// The fence, in one place: a new subscriber of a topic waits until this gateway's
 /// mirror holds at least what Redis held when it arrived (its fence, read with one
@@ -95,6 +96,10 @@ extension ClusterEngine {
 
     /// Whether the fence still waits after being overdue.
     private func fenceOverdue(_ id: FollowedTopic.Fence.ID, topic: String) -> Bool {
+        if let entry = followed[topic], entry.isLive, entry.fences.contains(where: { $0.id == id }) {
+            // Live but short of the fence: a message on its way was late or lost (not a slow catch-up).
+            fenceOverdueCount.add(1, ordering: .relaxed)
+        }
         switch followed[topic]?.fenceOverdue(id, progress: catchUpProgress) ?? .settled {
         case .extended(let action):
             if action == .sync { doorbellRinger.yield() }

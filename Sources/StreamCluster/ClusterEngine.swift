@@ -41,6 +41,9 @@ public actor ClusterEngine: EngineShard {
     nonisolated let readiness: Readiness
     private nonisolated let reconnectCount = Atomic<UInt64>(0)
     private nonisolated let failoverCount = Atomic<UInt64>(0)
+    /// Times a new subscriber's fence was overdue while its topic was live (`ClusterEngine+Fence`):
+    /// a message on its way was late or lost, and the topic synced again.
+    nonisolated let fenceOverdueCount = Atomic<UInt64>(0)
 
     /// The shards of Redis and their links (each one's phase: connecting, up with its
     /// connections, or shut down): one for a single Redis or Sentinel, one per master
@@ -117,6 +120,9 @@ public actor ClusterEngine: EngineShard {
             EngineMetric(name: "sse_gateway_redis_failovers_total",
                          help: "Times this gateway found the Redis master at another address (Sentinel failovers).",
                          kind: .counter, value: failoverCount.load(ordering: .relaxed), merge: .largest),
+            EngineMetric(name: "sse_gateway_redis_fences_overdue_total",
+                         help: "Times a new subscriber's topic, live here, had not reached what Redis held at its arrival within the fence time (500 ms): a pub/sub message late or lost; the topic synced again.",
+                         kind: .counter, value: fenceOverdueCount.load(ordering: .relaxed)),
         ]
         if let slotMaps {
             metrics.append(EngineMetric(name: "sse_gateway_redis_shards",

@@ -62,6 +62,10 @@ struct FollowedTopic {
     /// acknowledged after the send may simply not be in the reply yet: a later sync
     /// looks at them.
     private(set) var acknowledgedAtSync: (state: UInt64, events: UInt64) = (0, 0)
+    /// A sync was asked for (`resync`) while one was already sent: Redis may have run that
+    /// one before what the request follows (a `Last-Event-ID` raising the topic's ids, say),
+    /// so the topic syncs once more before going live. Cleared when a sync is sent.
+    private(set) var syncAgain = false
     // Set only by the calls of `FollowedTopic+Calls` and `+Fences` (the engine reads them).
     /// Subscribers between their arrival and their registration in the hub: while
     /// any, the topic is not let go.
@@ -98,6 +102,7 @@ struct FollowedTopic {
 
         case (.syncing(sent: false, let pending), .takeSync):
             phase = .syncing(sent: true, pending: pending)
+            syncAgain = false
             acknowledgedAtSync = acknowledged
             return .runSync(afterState: lastState, afterEvents: lastEvents)
         case (_, .takeSync):
@@ -130,6 +135,10 @@ struct FollowedTopic {
                     phase = .syncing(sent: false, pending: pending)
                     return .sync
                 }
+            }
+            if syncAgain {
+                phase = .syncing(sent: false, pending: pending)
+                return .sync
             }
             phase = .live(ahead: AheadMessages())
             return .live
@@ -190,8 +199,11 @@ struct FollowedTopic {
         case (.live, .resync):
             phase = .syncing(sent: false, pending: PendingMessages())
             return .sync
+        case (.syncing(sent: true, _), .resync):
+            syncAgain = true  // The sync sent may predate what the request follows.
+            return .none
         case (_, .resync):
-            return .none  // A sync comes anyway.
+            return .none  // A sync is sent later anyway.
 
         case (_, .linkLost):
             // The hub's copy stays; the next sync fetches only what came after it.

@@ -45,7 +45,10 @@ final class Readiness: Sendable {
         /// The generation of the link in use (0: none).
         var generation: UInt64 = 0
         var notReady: NotReady? = .unreachable("connecting")
-        var pausedUntil: ContinuousClock.Instant?
+        /// A `PublishDeadline`, not an instant: `ContinuousClock.Instant` is resilient, and a
+        /// `Shard` holding one had no fixed layout, so the lookup on every publish
+        /// (`isReady(shard:)`) went through its value witnesses (about 900 instructions).
+        var pausedUntil: PublishDeadline?
         /// How the reason names the shard (nil: the only one, not named).
         var name: String?
     }
@@ -138,7 +141,8 @@ final class Readiness: Sendable {
     func pause(shard: Int = 0, until deadline: ContinuousClock.Instant) {
         state.withLock {
             guard var entry = $0.shards[shard] else { return }
-            entry.pausedUntil = max(entry.pausedUntil ?? deadline, deadline)
+            let until = PublishDeadline(deadline)
+            entry.pausedUntil = max(entry.pausedUntil ?? until, until)
             $0.shards[shard] = entry
         }
     }
@@ -146,13 +150,13 @@ final class Readiness: Sendable {
     /// Publishes on the shard pause for at most `left` more (as Redis said just now), or (nil) not at all.
     func paused(shard: Int = 0, for left: Duration?) {
         let now = ContinuousClock.now
-        state.withLock { $0.shards[shard]?.pausedUntil = left.map { now + $0 } }
+        let until = left.map { PublishDeadline(now + $0) }
+        state.withLock { $0.shards[shard]?.pausedUntil = until }
     }
 
     /// Whether a pause is noted for the shard (its end not passed).
     func isPaused(shard: Int = 0) -> Bool {
-        let now = ContinuousClock.now
-        return state.withLock { ($0.shards[shard]?.pausedUntil).map { $0 > now } ?? false }
+        state.withLock { ($0.shards[shard]?.pausedUntil).map { $0.isAhead() } ?? false }
     }
 
     var isReady: Bool { reason == nil }
@@ -164,7 +168,7 @@ final class Readiness: Sendable {
             guard case .none = state.overall, let index = state.shards.index(forKey: shard) else { return false }
             guard case .none = state.shards.values[index].notReady else { return false }
             guard let until = state.shards.values[index].pausedUntil else { return true }
-            return until <= ContinuousClock.now
+            return !until.isAhead()
         }
     }
 
@@ -204,7 +208,7 @@ final class Readiness: Sendable {
         let prefix = shard.name.map { "shard \($0): " } ?? ""
         if let notReady = shard.notReady { return prefix + notReady.text }
         let now = ContinuousClock.now
-        if let until = shard.pausedUntil, until > now {
+        if let until = shard.pausedUntil?.instant, until > now {
             return prefix + "the cluster's Redis may have lost data (it restarted empty or failed over): "
                 + "the gateways restore the ids (at most \(milliseconds(until - now)) ms more)"
         }

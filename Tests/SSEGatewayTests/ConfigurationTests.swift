@@ -233,6 +233,9 @@ struct ConfigurationTests {
             + "15s, 2m, 1h or a number of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is)"),
         (["--drain-spread", "721h"], [:], "invalid value '721h' for --drain-spread: expected a duration such as 500ms, "
             + "15s, 2m, 1h or a number of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is)"),
+        (["--drain-spread", "-2s"], [:], "invalid value '-2s' for --drain-spread: expected a duration such as 500ms, "
+            + "15s, 2m, 1h or a number of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is) "
+            + "(it must not be negative)"),
         (["--max-body", "0"], [:], "invalid value '0' for --max-body: expected a size above zero "
             + "such as 65536, 64k, 64KiB or 1MiB, up to 1GiB"),
         (["--max-header-bytes", "200"], [:], "invalid value '200' for --max-header-bytes: expected a size of at least "

@@ -173,11 +173,8 @@ enum GatewayOptions {
                       apply: { config, text throws(ValueProblem) in
                           // It becomes a retry: line, which --retry-ms bounds at 24 h (a browser's
                           // timer takes at most 2^31 − 1 ms, about 24.8 days).
-                          let bounded = ValueProblem(expectation: "expected a duration such as 500ms, 15s, 2m, 1h or a number "
-                                                     + "of seconds, up to 24h (it is sent as a retry: line, bounded as --retry-ms is)")
-                          guard let spread = try? OptionValue.duration(text, allowZero: true), spread <= .seconds(86_400)
-                          else { throw bounded }
-                          config.drainSpread = spread }),
+                          config.drainSpread = try OptionValue.duration(text, allowZero: true, upTo: (
+                              .seconds(86_400), "24h", "it is sent as a retry: line, bounded as --retry-ms is")) }),
         GatewayOption(name: "access-log", kind: .toggle,
                       summary: "Log one line per request to standard output.",
                       defaultText: { $0.accessLog ? "on" : "off" },

@@ -28,13 +28,17 @@ enum OptionValue {
         return value
     }
 
-    /// A duration as `DurationText` reads it; zero only when `allowZero`.
-    static func duration(_ text: String, allowZero: Bool) throws(ValueProblem) -> Duration {
+    /// A duration as `DurationText` reads it; zero only when `allowZero`; at most `bound`
+    /// when one is given (its `text` and `why` then name it in the refusal).
+    static func duration(_ text: String, allowZero: Bool,
+                         upTo bound: (duration: Duration, text: String, why: String)? = nil) throws(ValueProblem) -> Duration {
+        let most = bound.map { "up to \($0.text) (\($0.why))" } ?? "up to 720h"
         let expectation = allowZero
-            ? "expected a duration such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"
-            : "expected a duration above zero such as 500ms, 15s, 2m, 1h or a number of seconds, up to 720h"
+            ? "expected a duration such as 500ms, 15s, 2m, 1h or a number of seconds, \(most)"
+            : "expected a duration above zero such as 500ms, 15s, 2m, 1h or a number of seconds, \(most)"
+        let duration: Duration
         do {
-            return try DurationText.parse(text, allowZero: allowZero)
+            duration = try DurationText.parse(text, allowZero: allowZero)
         } catch .negative {
             throw ValueProblem(expectation: "\(expectation) (it must not be negative)")
         } catch .underOneMillisecond {
@@ -42,6 +46,8 @@ enum OptionValue {
         } catch {
             throw ValueProblem(expectation: expectation)
         }
+        if let bound, duration > bound.duration { throw ValueProblem(expectation: expectation) }
+        return duration
     }
 
     /// A size in bytes, at least `minimum` (1 by default) and at most `maximumSize`: a
