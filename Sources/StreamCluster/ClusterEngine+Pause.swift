@@ -27,14 +27,32 @@ extension ClusterEngine {
     static var pauseWatchInterval: Duration { .milliseconds(100) }
 
     /// Writes this gateway's liveness on the shard (and its name in the shard's
-    /// gateways set). Returns false when the key had lapsed (nil: refused, e.g. OOM).
+    /// gateways set). Returns false when the key had lapsed (nil: refused). A refusal
+    /// other than a redirection (`OOM` under `maxmemory` with `noeviction`, `MISCONF`
+    /// after a failed save) means publishes are refused too: `Readiness` is told (so
+    /// `/readyz` says why) until a write is taken again, and the change is logged.
     func writeLiveness(_ link: RedisLink, shard index: Int) async throws(RedisError) -> Bool? {
         let keys = shards[index].keys
-        let previous = try await tolerating(await runScript(
-            "liveness", ClusterScripts.liveness, link: link,
-            keys: [keys.gateway(configuration.gatewayID), keys.gateways],
-            arguments: [Array(configuration.gatewayID.utf8), Array(String(Self.livenessMilliseconds).utf8)]))
-        return previous.map { $0 != .null }
+        let previous: RedisValue
+        do {
+            previous = try await runScript(
+                "liveness", ClusterScripts.liveness, link: link,
+                keys: [keys.gateway(configuration.gatewayID), keys.gateways],
+                arguments: [Array(configuration.gatewayID.utf8), Array(String(Self.livenessMilliseconds).utf8)])
+        } catch .server(let message) {
+            // Redis adds where in the script it was refused: not the operator's concern.
+            let words = message.range(of: " script: ").map { String(message[..<$0.lowerBound]) } ?? message
+            if routing.isCluster, ClusterRedirection(.server(message)) != nil {
+                configuration.log("redis: refused (\(message)); going on")
+            } else if readiness.writes(shard: index, refused: words) == nil {
+                configuration.log("\(shardName(index)): Redis refuses writes (\(words)); publishes are refused until it takes them again")
+            }
+            return nil
+        }
+        if readiness.writes(shard: index, refused: nil) != nil {
+            configuration.log("\(shardName(index)): Redis takes writes again")
+        }
+        return previous != .null
     }
 
     /// The master is another node than before: publishes pause (unless a pause runs

@@ -110,6 +110,8 @@ public actor ClusterEngine: EngineShard {
 
     public nonisolated var notReadyReason: String? { readiness.reason }
 
+    public nonisolated var servesSubscriptions: Bool { readiness.servesSubscriptions }
+
     public nonisolated var metrics: [EngineMetric] {
         var metrics = [
             EngineMetric(name: "sse_gateway_redis_up", help: "1 while the cluster's Redis answers (on Redis Cluster: every master), else 0.",

@@ -35,7 +35,8 @@ enum NotReady: Error, Sendable, Equatable {
 ///
 /// Promises: ready only while every shard in use has a link of its current generation
 /// up, a probe sent through it has come back (its pub/sub delivers), no connection of
-/// it has been seen closing, and no pause runs on it; `reason` is nil exactly when
+/// it has been seen closing, no pause runs on it, and Redis took its last liveness
+/// write (a Redis that refuses writes refuses publishes); `reason` is nil exactly when
 /// ready, and names the shard that is not (on Redis Cluster). A refused publish's own
 /// reason is not kept here: it travels with its error (`PublishError.unavailable`), so
 /// concurrent refusals cannot swap reasons.
@@ -51,6 +52,10 @@ final class Readiness: Sendable {
         var pausedUntil: PublishDeadline?
         /// How the reason names the shard (nil: the only one, not named).
         var name: String?
+        /// Redis's refusal of this gateway's last liveness write (`OOM` under `maxmemory`
+        /// with `noeviction`, `MISCONF` after a failed save): publishes are refused too, so
+        /// `/readyz` says not ready, but the link serves new subscriptions (they only read).
+        var writesRefused: String?
     }
 
     private struct State {
@@ -92,6 +97,7 @@ final class Readiness: Sendable {
             guard var entry = $0.shards[shard], entry.notReady != .shutDown else { return }
             entry.generation = generation
             entry.notReady = .probePending
+            entry.writesRefused = nil
             $0.shards[shard] = entry
         }
     }
@@ -154,6 +160,17 @@ final class Readiness: Sendable {
         state.withLock { $0.shards[shard]?.pausedUntil = until }
     }
 
+    /// Redis refused (`refusal`: its words) or took (nil) this gateway's last write on the
+    /// shard. Returns the refusal noted before (nil: writes were taken).
+    @discardableResult
+    func writes(shard: Int = 0, refused refusal: String?) -> String? {
+        state.withLock {
+            let before = $0.shards[shard]?.writesRefused
+            $0.shards[shard]?.writesRefused = refusal
+            return before
+        }
+    }
+
     /// Whether a pause is noted for the shard (its end not passed).
     func isPaused(shard: Int = 0) -> Bool {
         state.withLock { ($0.shards[shard]?.pausedUntil).map { $0.isAhead() } ?? false }
@@ -161,8 +178,19 @@ final class Readiness: Sendable {
 
     var isReady: Bool { reason == nil }
 
-    /// Whether the shard's link serves now (no cause, no pause): `reason(shard:) == nil`,
-    /// without building the reason or copying the shard's entry (asked on every publish).
+    /// Whether every shard serves a new subscription now (`isReady(shard:)` of each): ready,
+    /// or not only because Redis refuses writes.
+    var servesSubscriptions: Bool {
+        state.withLock { state in
+            guard case .none = state.overall else { return false }
+            return state.shards.values.allSatisfy { $0.notReady == nil && !($0.pausedUntil?.isAhead() ?? false) }
+        }
+    }
+
+    /// Whether the shard's link serves now (no cause, no pause), without building the reason
+    /// or copying the shard's entry (asked on every publish and subscription). Writes refused
+    /// do not count here: a subscription is served, and a publish is tried (Redis says why
+    /// it is refused, and it is stored the moment Redis takes writes again).
     func isReady(shard: Int) -> Bool {
         state.withLock { state in
             guard case .none = state.overall, let index = state.shards.index(forKey: shard) else { return false }
@@ -204,9 +232,12 @@ final class Readiness: Sendable {
 
     /// The clock is read only while a pause is set (a vDSO call, no wait: fine under the lock).
     private static func reason(_ shard: Shard) -> String? {
-        guard shard.notReady != nil || shard.pausedUntil != nil else { return nil }
+        guard shard.notReady != nil || shard.pausedUntil != nil || shard.writesRefused != nil else { return nil }
         let prefix = shard.name.map { "shard \($0): " } ?? ""
         if let notReady = shard.notReady { return prefix + notReady.text }
+        if let refusal = shard.writesRefused {
+            return prefix + "the cluster's Redis refuses writes, so publishes are refused (new subscriptions are served): \(refusal)"
+        }
         let now = ContinuousClock.now
         if let until = shard.pausedUntil?.instant, until > now {
             return prefix + "the cluster's Redis may have lost data (it restarted empty or failed over): "

@@ -33,6 +33,8 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
     /// Ready while every shard is.
     public var isReady: Bool { shards.allSatisfy(\.isReady) }
 
+    public var servesSubscriptions: Bool { shards.allSatisfy(\.servesSubscriptions) }
+
     /// The first shard's reason, in shard order.
     public var notReadyReason: String? {
         for shard in shards {
@@ -111,7 +113,7 @@ public final class ShardedEngine<Shard: EngineShard>: StreamEngine {
         // Every shard readies its topics before any registers the subscriber, all at once
         // (a stream waits for the slowest, not for their sum); a refusal then leaves
         // nothing registered anywhere.
-        guard owners.allSatisfy(\.isReady) else { throw .unavailable }
+        guard owners.allSatisfy(\.servesSubscriptions) else { throw .unavailable }
         let prepared = await withTaskGroup(of: (Int, Bool).self, returning: [Bool].self) { group in
             for (index, owner) in owners.enumerated() {
                 let positions = resumeAfter.map { positions in slotsByShard[index].slots.map { positions[$0] } }

@@ -20,6 +20,10 @@ public protocol StreamEngine: Sendable {
     /// Why the engine is not ready, in a sentence (`/readyz`'s 503 body); nil when ready.
     var notReadyReason: String? { get }
 
+    /// Whether a new subscription would be served now: `isReady`, but for what refuses
+    /// publishes only (a Redis refusing writes, whose subscriptions only read).
+    var servesSubscriptions: Bool { get }
+
     /// Registers one subscriber of `topics`' `channel` (one slot or several) and
     /// queues what it must see first in each (see `Hub.subscribe(topics:channel:resumeAfter:)`):
     /// one subscriber, one queue, live in every topic before this returns.
@@ -114,4 +118,6 @@ extension StreamEngine {
     public var metrics: [EngineMetric] { [] }
 
     public var notReadyReason: String? { isReady ? nil : "not ready" }
+
+    public var servesSubscriptions: Bool { isReady }
 }

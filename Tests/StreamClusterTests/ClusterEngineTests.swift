@@ -314,6 +314,28 @@ struct ClusterEngineTests {
         }
     }
 
+    /// A Redis that refuses writes (`maxmemory` reached with `noeviction`): within a heartbeat or
+    /// two the engine is not ready and says why, Redis's `OOM` included (its publishes are refused
+    /// anyway), while a new subscription is still served; once Redis takes writes again it is
+    /// ready, and the subscriber gets the next publish.
+    @Test func aRedisRefusingWritesIsNotReadyButServesSubscriptions() async throws {
+        try await withCluster(engines: 1) { redis, engines in
+            let engine = engines[0]
+            #expect(try await engine.publish("full", .events, "1").id == 1)
+            _ = try await redis.run(["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+            _ = try await redis.run(["CONFIG", "SET", "maxmemory", "1"])
+            #expect(try await eventually(within: 10) { engine.engine.notReadyReason?.contains("refuses writes") == true },
+                    "\(engine.engine.notReadyReason ?? "ready")")
+            #expect(engine.engine.notReadyReason?.contains("OOM") == true && !engine.engine.isReady)
+            await #expect(throws: (any Error).self) { try await engine.publish("full", .events, "refused") }
+            let subscription = try await engine.subscribe("full")
+            _ = try await redis.run(["CONFIG", "SET", "maxmemory", "0"])
+            try await engine.ready(within: 10)
+            #expect(try await engine.publish("full", .events, "2").id == 2)
+            #expect(try await subscription.events(1).first?.data == "2")
+        }
+    }
+
     /// An ACL user without `@dangerous` (the Redis docs' own example user), for whom `ROLE`
     /// is refused: a single server is linked and serves all the same (its turning replica is
     /// then found by a publish's `READONLY`); the refusal is logged once.

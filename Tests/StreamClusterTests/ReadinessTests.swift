@@ -53,6 +53,26 @@ struct ReadinessTests {
 
     /// The pause as Redis last said it (`paused(for:)`, after a failover): at most that long,
     /// told as such, and over the moment Redis says so — not when the bound passes.
+    /// Writes refused (Redis out of memory): `/readyz`'s word is not ready, with Redis's own, but the
+    /// shard still serves (subscriptions); a new link starts without the old link's refusal.
+    @Test func writesRefusedAreNotReadyButTheShardServes() {
+        let readiness = Readiness()
+        readiness.up(generation: 1)
+        readiness.probeReturned(generation: 1)
+        #expect(readiness.writes(refused: "OOM command not allowed") == nil)
+        #expect(!readiness.isReady && readiness.isReady(shard: 0) && readiness.servesSubscriptions && readiness.isLinkUp)
+        #expect(readiness.reason?.contains("refuses writes") == true && readiness.reason?.contains("OOM") == true)
+        #expect(readiness.writes(refused: nil) == "OOM command not allowed")
+        #expect(readiness.isReady && readiness.reason == nil)
+        readiness.writes(refused: "MISCONF")
+        readiness.down(.unreachable("gone"))
+        #expect(readiness.reason?.contains("unreachable (gone)") == true)  // The link's loss comes first.
+        #expect(!readiness.servesSubscriptions)
+        readiness.up(generation: 2)
+        readiness.probeReturned(generation: 2)
+        #expect(readiness.isReady)
+    }
+
     @Test func aPauseEndsWhenRedisSaysItEnded() {
         let readiness = Readiness()
         readiness.up(generation: 1)
