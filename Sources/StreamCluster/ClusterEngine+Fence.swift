@@ -21,9 +21,12 @@ import Synchronization
 ///   the fence's times), it waits on; it is refused only after two times in a row with
 ///   nothing moved (`FollowedTopic.fenceOverdue`).
 extension ClusterEngine {
-    /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids.
+    /// The ids the mirror of `topic` must reach, from the `HMGET` of its ids; nil when
+    /// the ids had to be raised past a `Last-Event-ID` and Redis refused (out of memory,
+    /// say) or did not answer: served as if without it, the client would see ids start
+    /// below the one it had, so it is refused (503) and retries.
     func fence(topic: String, reply: RedisValue, channel: Channel, resumeAfter: UInt64?,
-               link: RedisLink) async -> (state: UInt64, events: UInt64) {
+               link: RedisLink) async -> (state: UInt64, events: UInt64)? {
         let ids = reply.array ?? []
         let state = UInt64(max(0, ids.first?.integer ?? 0))
         var events = UInt64(max(0, ids.count > 1 ? ids[1].integer ?? 0 : 0))
@@ -35,12 +38,12 @@ extension ClusterEngine {
             // says and the memory engine does: raising the ids then would let any client
             // make a topic's ids jump for every subscriber.)
             let arguments: [[UInt8]] = [Array("0".utf8), Array(String(resumeAfter).utf8)]
-            if (try? await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link,
-                                     keys: [ClusterKeys(topic: topic).ids], arguments: arguments)) != nil {
-                // The mirror must reach the raised ids before the subscriber starts (a sync brings them).
-                events = resumeAfter
-                if followed[topic]?.resync() == .sync { doorbellRinger.yield() }
-            }
+            guard (try? await runScript("raiseIDs", ClusterScripts.raiseIDs, link: link,
+                                        keys: [ClusterKeys(topic: topic).ids], arguments: arguments)) != nil
+            else { return nil }
+            // The mirror must reach the raised ids before the subscriber starts (a sync brings them).
+            events = resumeAfter
+            if followed[topic]?.idsRaised() == .sync { doorbellRinger.yield() }
         }
         return (state, events)
     }
@@ -96,13 +99,13 @@ extension ClusterEngine {
 
     /// Whether the fence still waits after being overdue.
     private func fenceOverdue(_ id: FollowedTopic.Fence.ID, topic: String) -> Bool {
-        if let entry = followed[topic], entry.isLive, entry.fences.contains(where: { $0.id == id }) {
-            // Live but short of the fence: a message on its way was late or lost (not a slow catch-up).
-            fenceOverdueCount.add(1, ordering: .relaxed)
-        }
+        let wasLive = followed[topic]?.isLive == true
         switch followed[topic]?.fenceOverdue(id, progress: catchUpProgress) ?? .settled {
         case .extended(let action):
             if action == .sync { doorbellRinger.yield() }
+            // Live but short of the fence: a message on its way was late or lost (not a slow
+            // catch-up), and the topic syncs again now.
+            if wasLive, action == .sync { fenceOverdueCount.add(1, ordering: .relaxed) }
             return true
         case .failed:
             settle(id, reached: false)

@@ -115,7 +115,11 @@ extension ClusterEngine {
     /// `WAIT` (but for one a cancelled publish left running: 500 ms, under the timeout).
     private func keepPublisherBusy(_ link: RedisLink, shard index: Int) async throws(RedisError) {
         guard link.publisher !== link.command, replicaTurns[index]?.busy != true else { return }
-        _ = try await link.publisher.command(["PING"], timeout: configuration.commandTimeout)
+        do {
+            _ = try await link.publisher.command(["PING"], timeout: configuration.commandTimeout)
+        } catch .server {
+            // Refused (`MISCONF` refuses even `PING`): Redis read it all the same, and its idle time starts over.
+        }
     }
 
     /// Runs a command whose error reply (e.g. OOM under `noeviction`) is logged and

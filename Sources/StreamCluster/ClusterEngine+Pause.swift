@@ -28,9 +28,10 @@ extension ClusterEngine {
 
     /// Writes this gateway's liveness on the shard (and its name in the shard's
     /// gateways set). Returns false when the key had lapsed (nil: refused). A refusal
-    /// other than a redirection (`OOM` under `maxmemory` with `noeviction`, `MISCONF`
-    /// after a failed save) means publishes are refused too: `Readiness` is told (so
-    /// `/readyz` says why) until a write is taken again, and the change is logged.
+    /// of writes as such (`OOM` under `maxmemory` with `noeviction`, `MISCONF` after a
+    /// failed save) means publishes are refused too: `Readiness` is told (so `/readyz`
+    /// says why) until a write is taken again, and the change is logged. Other refusals
+    /// (a slot moving, a node loading) are logged and passed over, as before.
     func writeLiveness(_ link: RedisLink, shard index: Int) async throws(RedisError) -> Bool? {
         let keys = shards[index].keys
         let previous: RedisValue
@@ -42,7 +43,7 @@ extension ClusterEngine {
         } catch .server(let message) {
             // Redis adds where in the script it was refused: not the operator's concern.
             let words = message.range(of: " script: ").map { String(message[..<$0.lowerBound]) } ?? message
-            if routing.isCluster, ClusterRedirection(.server(message)) != nil {
+            if !(message.hasPrefix("OOM") || message.hasPrefix("MISCONF")) {
                 configuration.log("redis: refused (\(message)); going on")
             } else if readiness.writes(shard: index, refused: words) == nil {
                 configuration.log("\(shardName(index)): Redis refuses writes (\(words)); publishes are refused until it takes them again")

@@ -249,9 +249,9 @@ public actor ClusterEngine: EngineShard {
             throw .unavailable
         }
         for (slot, topic) in topics.enumerated() {
-            let (state, events) = await fence(topic: topic, reply: replies[slot], channel: channel,
-                                              resumeAfter: resumeAfter?[slot] ?? nil, link: links[slot])
-            guard await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
+            guard let (state, events) = await fence(topic: topic, reply: replies[slot], channel: channel,
+                                                    resumeAfter: resumeAfter?[slot] ?? nil, link: links[slot]),
+                  await reachFence(topic: topic, state: state, events: events) else { throw .unavailable }
         }
     }
 

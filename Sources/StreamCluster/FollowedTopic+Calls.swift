@@ -47,6 +47,10 @@ extension FollowedTopic {
     /// A live topic syncs again from Redis (in other phases a sync comes anyway).
     mutating func resync() -> Action { on(.resync) }
 
+    /// Redis's ids of the topic were raised: a live topic syncs again, and one whose sync
+    /// is already sent syncs once more after it (`syncAgain`).
+    mutating func idsRaised() -> Action { on(.raised) }
+
     /// The pub/sub connection was lost: everything starts over once it is back.
     /// Returns the fences to fail (their subscribers are refused).
     mutating func linkLost() -> [Fence.ID] {

@@ -13,9 +13,12 @@ extension FollowedTopic {
         case stored(ClusterMessage)
         /// After an apply: the next own publish held ahead, if it is next now.
         case takeAhead
-        /// A fence was overdue, or Redis's ids were raised: whatever may have been lost
-        /// on the way is fetched again.
+        /// A fence was overdue, or this gateway's publishes turned out lost: whatever may
+        /// have been lost on the way is fetched again.
         case resync
+        /// Redis's ids were raised past what it held (a `Last-Event-ID` on a topic it held
+        /// nothing for): a sync sent before may predate the raise, so one follows it.
+        case raised
         case linkLost
         case leave, stayed, forgotten
     }

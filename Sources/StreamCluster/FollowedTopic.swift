@@ -62,9 +62,9 @@ struct FollowedTopic {
     /// acknowledged after the send may simply not be in the reply yet: a later sync
     /// looks at them.
     private(set) var acknowledgedAtSync: (state: UInt64, events: UInt64) = (0, 0)
-    /// A sync was asked for (`resync`) while one was already sent: Redis may have run that
-    /// one before what the request follows (a `Last-Event-ID` raising the topic's ids, say),
-    /// so the topic syncs once more before going live. Cleared when a sync is sent.
+    /// Redis's ids were raised (`idsRaised`) while a sync was already sent: Redis may have
+    /// run that one before the raise, so the topic syncs once more before going live.
+    /// Cleared when a sync is sent.
     private(set) var syncAgain = false
     // Set only by the calls of `FollowedTopic+Calls` and `+Fences` (the engine reads them).
     /// Subscribers between their arrival and their registration in the hub: while
@@ -196,13 +196,13 @@ struct FollowedTopic {
             phase = .leaving(pending: pending)
             return .none
 
-        case (.live, .resync):
+        case (.live, .resync), (.live, .raised):
             phase = .syncing(sent: false, pending: PendingMessages())
             return .sync
-        case (.syncing(sent: true, _), .resync):
-            syncAgain = true  // The sync sent may predate what the request follows.
+        case (.syncing(sent: true, _), .raised):
+            syncAgain = true  // The sync sent may predate the raise.
             return .none
-        case (_, .resync):
+        case (_, .resync), (_, .raised):
             return .none  // A sync is sent later anyway.
 
         case (_, .linkLost):

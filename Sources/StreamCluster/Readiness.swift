@@ -97,7 +97,7 @@ final class Readiness: Sendable {
             guard var entry = $0.shards[shard], entry.notReady != .shutDown else { return }
             entry.generation = generation
             entry.notReady = .probePending
-            entry.writesRefused = nil
+            // `writesRefused` stays: the new link's first liveness write, just before, set it.
             $0.shards[shard] = entry
         }
     }
@@ -236,7 +236,7 @@ final class Readiness: Sendable {
         let prefix = shard.name.map { "shard \($0): " } ?? ""
         if let notReady = shard.notReady { return prefix + notReady.text }
         if let refusal = shard.writesRefused {
-            return prefix + "the cluster's Redis refuses writes, so publishes are refused (new subscriptions are served): \(refusal)"
+            return prefix + "the cluster's Redis refuses writes (\(refusal)): publishes are refused until it takes them again"
         }
         let now = ContinuousClock.now
         if let until = shard.pausedUntil?.instant, until > now {

@@ -316,8 +316,10 @@ struct ClusterEngineTests {
 
     /// A Redis that refuses writes (`maxmemory` reached with `noeviction`): within a heartbeat or
     /// two the engine is not ready and says why, Redis's `OOM` included (its publishes are refused
-    /// anyway), while a new subscription is still served; once Redis takes writes again it is
-    /// ready, and the subscriber gets the next publish.
+    /// anyway), while a new subscription is still served — but for a resume past ids Redis does not
+    /// hold, which would have to raise them (served without, its ids would start below the one the
+    /// client had). Once Redis takes writes again it is ready, the subscriber gets the next publish,
+    /// and the resume is served, its next id above the one it had.
     @Test func aRedisRefusingWritesIsNotReadyButServesSubscriptions() async throws {
         try await withCluster(engines: 1) { redis, engines in
             let engine = engines[0]
@@ -329,10 +331,14 @@ struct ClusterEngineTests {
             #expect(engine.engine.notReadyReason?.contains("OOM") == true && !engine.engine.isReady)
             await #expect(throws: (any Error).self) { try await engine.publish("full", .events, "refused") }
             let subscription = try await engine.subscribe("full")
+            await #expect(throws: SubscribeError.unavailable) { _ = try await engine.subscribe("empty", after: 41) }
             _ = try await redis.run(["CONFIG", "SET", "maxmemory", "0"])
             try await engine.ready(within: 10)
             #expect(try await engine.publish("full", .events, "2").id == 2)
             #expect(try await subscription.events(1).first?.data == "2")
+            let resumed = try await engine.subscribe("empty", after: 41)
+            #expect(try await engine.publish("empty", .events, "next").id == 42)
+            #expect(try await resumed.events(1).first?.number == 42)
         }
     }
 

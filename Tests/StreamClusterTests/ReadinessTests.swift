@@ -51,10 +51,9 @@ struct ReadinessTests {
         agrees("shut down")
     }
 
-    /// The pause as Redis last said it (`paused(for:)`, after a failover): at most that long,
-    /// told as such, and over the moment Redis says so — not when the bound passes.
     /// Writes refused (Redis out of memory): `/readyz`'s word is not ready, with Redis's own, but the
-    /// shard still serves (subscriptions); a new link starts without the old link's refusal.
+    /// shard still serves (subscriptions); a new link keeps the refusal until its own liveness write
+    /// (made before the link is put in place) says otherwise.
     @Test func writesRefusedAreNotReadyButTheShardServes() {
         let readiness = Readiness()
         readiness.up(generation: 1)
@@ -70,9 +69,13 @@ struct ReadinessTests {
         #expect(!readiness.servesSubscriptions)
         readiness.up(generation: 2)
         readiness.probeReturned(generation: 2)
+        #expect(!readiness.isReady && readiness.reason?.contains("MISCONF") == true)
+        readiness.writes(refused: nil)
         #expect(readiness.isReady)
     }
 
+    /// The pause as Redis last said it (`paused(for:)`, after a failover): at most that long,
+    /// told as such, and over the moment Redis says so — not when the bound passes.
     @Test func aPauseEndsWhenRedisSaysItEnded() {
         let readiness = Readiness()
         readiness.up(generation: 1)
