@@ -8,6 +8,14 @@ struct TopicsQueryTests {
         #expect(TopicsQuery.topics(in: "topic=a/b") == .success(["a/b"]))
     }
 
+    /// A parameter name is matched as written (README, "Choices"), as `?event=` is on the publish
+    /// side: `%74opic` is not `topic` (it was decoded into one); its escapes must still be well formed.
+    @Test func parameterNamesAreMatchedAsWritten() {
+        #expect(TopicsQuery.topics(in: "%74opic=a") == .failure(.noTopic))
+        #expect(TopicsQuery.topics(in: "%74opic=a&topic=b") == .success(["b"]))
+        #expect(TopicsQuery.topics(in: "%7=a&topic=b") == .failure(.malformed))
+    }
+
     /// No topic, more than 32, a duplicate (also after decoding): 400 reasons.
     @Test func countAndDuplicates() {
         #expect(TopicsQuery.topics(in: nil) == .failure(.noTopic))

@@ -37,6 +37,9 @@ struct PercentDecodingTests {
 
     /// A query with a malformed escape or invalid UTF-8 is nil.
     @Test func malformedQuery() {
+        #expect(PercentDecoding.queryItems("%74opic=a%2Fb", decodingNames: false)?.first?.name == "%74opic")
+        #expect(PercentDecoding.queryItems("%74opic=a%2Fb", decodingNames: false)?.first?.value == "a/b")
+        #expect(PercentDecoding.queryItems("%7=a", decodingNames: false) == nil)
         #expect(PercentDecoding.queryItems("a=%zz") == nil)
         #expect(PercentDecoding.queryItems("a%=1") == nil)
         #expect(PercentDecoding.queryItems("a=%FF") == nil)

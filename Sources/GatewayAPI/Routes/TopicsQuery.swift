@@ -40,7 +40,8 @@ public enum TopicsQuery {
     /// The topics `query` names, or why it is refused.
     public static func topics(in query: String?) -> Result<[String], Problem> {
         guard let query else { return .failure(.noTopic) }
-        guard let items = PercentDecoding.queryItems(query) else { return .failure(.malformed) }
+        // Names as written, as `PublishQuery` matches `event` (README, "Choices").
+        guard let items = PercentDecoding.queryItems(query, decodingNames: false) else { return .failure(.malformed) }
         var topics: [String] = []
         var seen: Set<String> = []
         for item in items where item.name == "topic" {

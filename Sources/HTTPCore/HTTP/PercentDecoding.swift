@@ -7,10 +7,12 @@ public enum PercentDecoding {
         decode(s.utf8, plusIsSpace: false)
     }
 
-    /// Parses `a=1&b=x%20y` into ordered pairs, decoding both sides (`+` is a space here).
+    /// Parses `a=1&b=x%20y` into ordered pairs, decoding both sides (`+` is a space here),
+    /// or the values only with `decodingNames` false (a name is then as written: `%74opic`
+    /// is not `topic`, though its escapes must still be well formed).
     /// Empty parts (`a=1&&b=2`) are skipped; a part without `=` has an empty value.
     /// Nil on a malformed escape or on a name or value that does not decode to valid UTF-8.
-    public static func queryItems(_ query: String) -> [(name: String, value: String)]? {
+    public static func queryItems(_ query: String, decodingNames: Bool = true) -> [(name: String, value: String)]? {
         var items: [(name: String, value: String)] = []
         for part in query.utf8.split(separator: 0x26, omittingEmptySubsequences: true) {  // "&"
             let name: Substring.UTF8View.SubSequence
@@ -26,7 +28,7 @@ public enum PercentDecoding {
                   let valueBytes = decode(value, plusIsSpace: true),
                   let nameText = String(validating: nameBytes, as: UTF8.self),
                   let valueText = String(validating: valueBytes, as: UTF8.self) else { return nil }
-            items.append((name: nameText, value: valueText))
+            items.append((name: decodingNames ? nameText : String(Substring(name)), value: valueText))
         }
         return items
     }
