@@ -79,7 +79,7 @@ func checkAgainstParser(_ payload: [UInt8], decoded: Decoded, limits: HTTPLimits
     var roomy = limits
     roomy.maxHeaderBytes = max(limits.maxHeaderBytes, 1024)  // the head below must fit
     var parser = HTTPRequestParser(limits: roomy)
-    parser.append(Array("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + payload)
+    parser.append(Array("POST /c HTTP/1.1\r\nHost: f\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + payload)
     let decodedWithRoomyLimits = roomy == limits ? decoded : Decoded(pieces: [payload], limits: roomy)
     do {
         let first = try parser.next()

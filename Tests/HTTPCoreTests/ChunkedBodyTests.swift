@@ -8,7 +8,7 @@ struct ChunkedBodyTests {
             + "5;name=value;flag\r\nhello\r\n"
             + "1A ; ext=\"quoted; still\"\r\n" + String(repeating: "z", count: 26) + "\r\n"
             + "0\r\nX-Checksum: abc\r\nX-Other:1\r\n\r\n"
-            + "GET /next HTTP/1.1\r\n\r\n")
+            + "GET /next HTTP/1.1\r\nHost: t\r\n\r\n")
 
     /// A chunked body is decoded; extensions and trailers are accepted and ignored.
     @Test func decodesChunkedBodyWithExtensionsAndTrailers() throws {
@@ -50,13 +50,13 @@ struct ChunkedBodyTests {
         ("POST / HTTP/1.1\r\nHost: a\r\nX-Bad : 1\r\n\r\n", 400),
         ("POST / HTTP/1.1\r\nHost: a\rX\r\n\r\n", 400),
         ("GET / HTTP/2.0\r\n\r\n", 505),
-        ("GET /" + String(repeating: "u", count: 80) + " HTTP/1.1\r\n\r\n", 414),
-        ("GET / HTTP/1.1\r\n" + String(repeating: "X-F: 0123456789\r\n", count: 12) + "\r\n", 431),
-        ("POST / HTTP/1.1\r\nContent-Length: 200\r\n\r\n", 413),
-        ("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n", 400),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + String(repeating: "b", count: 64) + "\r\n41\r\n", 413),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer: x\r\n\r\n", 400),
+        ("GET /" + String(repeating: "u", count: 80) + " HTTP/1.1\r\nHost: t\r\n\r\n", 414),
+        ("GET / HTTP/1.1\r\nHost: t\r\n" + String(repeating: "X-F: 0123456789\r\n", count: 12) + "\r\n", 431),
+        ("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 200\r\n\r\n", 413),
+        ("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + String(repeating: "b", count: 64) + "\r\n41\r\n", 413),
+        ("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer: x\r\n\r\n", 400),
     ])
     func everySplitRefusedTheSame(_ raw: String, _ status: Int) {
         let data = bytes(raw)
@@ -132,7 +132,7 @@ struct ChunkedBodyTests {
         #expect(outcome.requests.first?.body == [])
     }
 
-    private let chunkedHead = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    private let chunkedHead = "POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
 
     private func chunkedRefusal(_ body: String, limits: HTTPLimits = HTTPLimits()) -> Int? {
         refusal(chunkedHead + body, limits: limits)

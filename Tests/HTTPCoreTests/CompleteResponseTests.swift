@@ -31,7 +31,7 @@ struct CompleteResponseTests {
         try await withServer(handler: { _ in HTTPResponse(status: .ok, body: body) }) { server in
             let client = try await server.connect()
             defer { client.close() }
-            try await client.send("GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+            try await client.send("GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
             let raw = try await readUntilClosed(client, deadline: .now + patience)
             let text = String(decoding: raw.prefix(200), as: UTF8.self)
             #expect(text.contains("\r\nContent-Length: 20000\r\nConnection: close\r\n\r\n"))

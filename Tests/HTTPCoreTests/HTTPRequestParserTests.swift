@@ -17,7 +17,7 @@ struct HTTPRequestParserTests {
             #expect(method.whole == tchars.contains(byte), "method byte \(byte)")
             #expect(method.bytewise == tchars.contains(byte), "method byte \(byte), bytewise")
             guard byte != HTTPSyntax.colon else { continue }  // it ends the name
-            let field = accepted(bytes("GET / HTTP/1.1\r\nX") + [byte] + bytes("Y: v\r\n\r\n"))
+            let field = accepted(bytes("GET / HTTP/1.1\r\nHost: t\r\nX") + [byte] + bytes("Y: v\r\n\r\n"))
             #expect(field.whole == tchars.contains(byte), "field name byte \(byte)")
             #expect(field.bytewise == tchars.contains(byte), "field name byte \(byte), bytewise")
         }
@@ -44,34 +44,34 @@ struct HTTPRequestParserTests {
 
     /// A target without `?` has a nil query; a trailing `?` gives an empty one.
     @Test func queryIsNilWithoutQuestionMark() throws {
-        let plain = try #require(parse("GET /healthz HTTP/1.1\r\n\r\n").requests.first).head
+        let plain = try #require(parse("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n").requests.first).head
         #expect(plain.rawPath == "/healthz")
         #expect(plain.query == nil)
-        let empty = try #require(parse("GET /healthz? HTTP/1.1\r\n\r\n").requests.first).head
+        let empty = try #require(parse("GET /healthz? HTTP/1.1\r\nHost: t\r\n\r\n").requests.first).head
         #expect(empty.query == "")
     }
 
     /// Absolute-form targets are accepted and their path and query taken.
     @Test func acceptsAbsoluteForm() throws {
-        let head = try #require(parse("GET http://example.com:8080/state/x?a=1 HTTP/1.1\r\n\r\n").requests.first).head
+        let head = try #require(parse("GET http://example.com:8080/state/x?a=1 HTTP/1.1\r\nHost: t\r\n\r\n").requests.first).head
         #expect(head.target == "http://example.com:8080/state/x?a=1")
         #expect(head.rawPath == "/state/x")
         #expect(head.query == "a=1")
-        let bare = try #require(parse("GET HTTPS://example.com HTTP/1.1\r\n\r\n").requests.first).head
+        let bare = try #require(parse("GET HTTPS://example.com HTTP/1.1\r\nHost: t\r\n\r\n").requests.first).head
         #expect(bare.rawPath == "/")
         #expect(bare.query == nil)
     }
 
     /// `OPTIONS *` is accepted with `*` as its path.
     @Test func acceptsAsteriskFormForOptions() throws {
-        let head = try #require(parse("OPTIONS * HTTP/1.1\r\n\r\n").requests.first).head
+        let head = try #require(parse("OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n").requests.first).head
         #expect(head.rawPath == "*")
         #expect(head.query == nil)
     }
 
     /// A Content-Length body is read exactly; the bytes after it start the next request.
     @Test func readsContentLengthBodyExactly() {
-        let outcome = parse("POST /events/a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\n\r\n")
+        let outcome = parse("POST /events/a HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(outcome.error == nil)
         #expect(outcome.requests.count == 2)
         #expect(outcome.requests.first?.body == bytes("hello"))
@@ -82,7 +82,7 @@ struct HTTPRequestParserTests {
     /// Several requests in one buffer come out one by one, in order.
     @Test func pipelinedRequestsComeOutInOrder() throws {
         var parser = HTTPRequestParser()
-        parser.append(bytes("GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 2\r\n\r\nhiGET /c HTTP/1.1\r\n\r\nGET /d"))
+        parser.append(bytes("GET /a HTTP/1.1\r\nHost: t\r\n\r\nPOST /b HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhiGET /c HTTP/1.1\r\nHost: t\r\n\r\nGET /d"))
         var paths: [String] = []
         for _ in 0..<3 {
             if case .request(let r)? = try parser.next() { paths.append(r.head.rawPath) }
@@ -91,7 +91,7 @@ struct HTTPRequestParserTests {
         #expect(parser.isMidRequest)
         #expect(try parser.next() == nil)
         #expect(parser.isMidRequest)
-        parser.append(bytes(" HTTP/1.1\r\n\r\n"))
+        parser.append(bytes(" HTTP/1.1\r\nHost: t\r\n\r\n"))
         guard case .request(let last)? = try parser.next() else { Issue.record("expected /d"); return }
         #expect(last.head.rawPath == "/d")
         #expect(!parser.isMidRequest)
@@ -101,7 +101,7 @@ struct HTTPRequestParserTests {
     @Test func longPipelinedStreamInPieces() {
         var stream: [UInt8] = []
         for i in 0..<500 {
-            stream += bytes("POST /events/t\(i) HTTP/1.1\r\nContent-Length: \(String(i).utf8.count)\r\n\r\n\(i)")
+            stream += bytes("POST /events/t\(i) HTTP/1.1\r\nHost: t\r\nContent-Length: \(String(i).utf8.count)\r\n\r\n\(i)")
         }
         var pieces: [[UInt8]] = []
         var at = 0, size = 1
@@ -123,7 +123,7 @@ struct HTTPRequestParserTests {
     /// `Expect: 100-continue` with the body not yet sent yields `.head` first, then `.request` once the body arrives.
     @Test func expectContinueYieldsHeadThenRequest() throws {
         var parser = HTTPRequestParser()
-        parser.append(bytes("POST /state/x HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n"))
+        parser.append(bytes("POST /state/x HTTP/1.1\r\nHost: t\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n"))
         guard case .head(let head)? = try parser.next() else { Issue.record("expected .head"); return }
         #expect(head.expectsContinue)
         #expect(head.bodyFraming == .contentLength(3))
@@ -139,7 +139,7 @@ struct HTTPRequestParserTests {
 
     /// A request whose body is already buffered yields only `.request`, never `.head`.
     @Test func bufferedBodyYieldsNoHeadEvent() {
-        let outcome = parse("POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nz")
+        let outcome = parse("POST /x HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nz")
         #expect(outcome.events.count == 1)
         #expect(outcome.requests.first?.body == bytes("z"))
     }
@@ -155,15 +155,15 @@ struct HTTPRequestParserTests {
 
     /// HTTP/1.1 keeps the connection unless a `Connection` token is `close` (in any case, in a list).
     @Test func http11ConnectionClose() throws {
-        let closed = try #require(parse("GET / HTTP/1.1\r\nConnection: upgrade, CLOSE\r\n\r\n").requests.first).head
+        let closed = try #require(parse("GET / HTTP/1.1\r\nHost: t\r\nConnection: upgrade, CLOSE\r\n\r\n").requests.first).head
         #expect(!closed.keepAlive)
-        let kept = try #require(parse("GET / HTTP/1.1\r\nConnection: closed\r\n\r\n").requests.first).head
+        let kept = try #require(parse("GET / HTTP/1.1\r\nHost: t\r\nConnection: closed\r\n\r\n").requests.first).head
         #expect(kept.keepAlive)
     }
 
     /// Bare LF line endings are accepted in the head and the chunked framing.
     @Test func bareLFAccepted() throws {
-        let outcome = parse("POST /x HTTP/1.1\nTransfer-Encoding: chunked\nX-A: 1\n\n3\nabc\n0\n\n")
+        let outcome = parse("POST /x HTTP/1.1\nHost: t\nTransfer-Encoding: chunked\nX-A: 1\n\n3\nabc\n0\n\n")
         #expect(outcome.error == nil)
         let request = try #require(outcome.requests.first)
         #expect(request.head.headers["x-a"] == "1")
@@ -172,21 +172,21 @@ struct HTTPRequestParserTests {
 
     /// Empty lines before the request line are ignored.
     @Test func leadingEmptyLinesIgnored() {
-        let outcome = parse("\r\n\n\r\nGET /a HTTP/1.1\r\n\r\n")
+        let outcome = parse("\r\n\n\r\nGET /a HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(outcome.error == nil)
         #expect(outcome.requests.map(\.head.rawPath) == ["/a"])
     }
 
     /// Repeated identical Content-Length values (as fields or as a list) are accepted.
     @Test func identicalContentLengthsAccepted() {
-        let outcome = parse("POST /x HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2, 2\r\n\r\nok")
+        let outcome = parse("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nContent-Length: 2, 2\r\n\r\nok")
         #expect(outcome.error == nil)
         #expect(outcome.requests.first?.body == bytes("ok"))
     }
 
     /// A POST without Content-Length or Transfer-Encoding has an empty body (the router decides on 411).
     @Test func postWithoutLengthHasEmptyBody() {
-        let outcome = parse("POST /x HTTP/1.1\r\n\r\n")
+        let outcome = parse("POST /x HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(outcome.error == nil)
         #expect(outcome.requests.first?.head.bodyFraming == HTTPBodyFraming.none)
         #expect(outcome.requests.first?.body == [])
@@ -195,7 +195,7 @@ struct HTTPRequestParserTests {
     /// `Content-Length: 0` is a bodyless request: `.request` at once, never `.head`.
     @Test func zeroContentLengthIsBodyless() throws {
         var parser = HTTPRequestParser()
-        parser.append(bytes("POST /x HTTP/1.1\r\nContent-Length: 0\r\n\r\n"))
+        parser.append(bytes("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"))
         guard case .request(let r)? = try parser.next() else { Issue.record("expected .request"); return }
         #expect(r.body == [])
         #expect(!parser.isMidRequest)
@@ -203,7 +203,7 @@ struct HTTPRequestParserTests {
 
     /// Field values keep obs-text and inner whitespace, and lose surrounding OWS.
     @Test func fieldValuesTrimmedOnly() throws {
-        let raw = "GET / HTTP/1.1\r\nX-Empty:\r\nX-T:\t a \t b\t \r\nX-U: caf\u{e9}\r\n\r\n"
+        let raw = "GET / HTTP/1.1\r\nHost: t\r\nX-Empty:\r\nX-T:\t a \t b\t \r\nX-U: caf\u{e9}\r\n\r\n"
         let head = try #require(parse(raw).requests.first).head
         #expect(head.headers["x-empty"] == "")
         #expect(head.headers["x-t"] == "a \t b")
@@ -213,19 +213,19 @@ struct HTTPRequestParserTests {
     /// After the last request is consumed the buffer's storage is released; a pending partial request keeps it.
     @Test func bufferReleasedWhenDrained() throws {
         var parser = HTTPRequestParser()
-        parser.append(bytes("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\nGET /c"))
+        parser.append(bytes("GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /b HTTP/1.1\r\nHost: t\r\n\r\nGET /c"))
         #expect(parser.bufferCapacity > 0)
         _ = try parser.next()
         _ = try parser.next()
         #expect(try parser.next() == nil)
         #expect(parser.bufferCapacity > 0)
-        parser.append(bytes(" HTTP/1.1\r\n\r\n"))
+        parser.append(bytes(" HTTP/1.1\r\nHost: t\r\n\r\n"))
         _ = try parser.next()
         #expect(parser.bufferCapacity == 0)
         #expect(!parser.isMidRequest)
 
         var big = HTTPRequestParser()
-        big.append(bytes("POST /x HTTP/1.1\r\nContent-Length: 60000\r\n\r\n") + [UInt8](repeating: 0x61, count: 60000))
+        big.append(bytes("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 60000\r\n\r\n") + [UInt8](repeating: 0x61, count: 60000))
         _ = try big.next()
         #expect(big.bufferCapacity == 0)
     }

@@ -6,7 +6,7 @@ struct HTTPRequestRefusalTests {
     // MARK: Request line
 
     /// Two spaces between method and target are a 400.
-    @Test func extraSpaceInRequestLine() { #expect(refusal("GET  /x HTTP/1.1\r\n\r\n") == 400) }
+    @Test func extraSpaceInRequestLine() { #expect(refusal("GET  /x HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// A space after the version is a 400.
     @Test func trailingSpaceAfterVersion() { #expect(refusal("GET /x HTTP/1.1 \r\n\r\n") == 400) }
@@ -18,25 +18,25 @@ struct HTTPRequestRefusalTests {
     @Test func methodOnly() { #expect(refusal("GET\r\n\r\n") == 400) }
 
     /// An empty request target is a 400.
-    @Test func emptyTarget() { #expect(refusal("GET  HTTP/1.1\r\n\r\n") == 400) }
+    @Test func emptyTarget() { #expect(refusal("GET  HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// A target not starting with `/` (and not `*` or absolute-form) is a 400.
-    @Test func relativeTarget() { #expect(refusal("GET x/y HTTP/1.1\r\n\r\n") == 400) }
+    @Test func relativeTarget() { #expect(refusal("GET x/y HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// `*` is a 400 for any method but OPTIONS.
-    @Test func asteriskForGet() { #expect(refusal("GET * HTTP/1.1\r\n\r\n") == 400) }
+    @Test func asteriskForGet() { #expect(refusal("GET * HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// Absolute-form without an authority is a 400.
-    @Test func absoluteFormWithoutHost() { #expect(refusal("GET http:///x HTTP/1.1\r\n\r\n") == 400) }
+    @Test func absoluteFormWithoutHost() { #expect(refusal("GET http:///x HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// A control character in the target is a 400.
-    @Test func controlCharacterInTarget() { #expect(refusal("GET /a\u{01}b HTTP/1.1\r\n\r\n") == 400) }
+    @Test func controlCharacterInTarget() { #expect(refusal("GET /a\u{01}b HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// A non-ASCII byte in the target (it must be percent-encoded) is a 400.
-    @Test func nonASCIITarget() { #expect(refusal("GET /caf\u{e9} HTTP/1.1\r\n\r\n") == 400) }
+    @Test func nonASCIITarget() { #expect(refusal("GET /caf\u{e9} HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// A method with a non-token character is a 400.
-    @Test func invalidMethodCharacter() { #expect(refusal("GE(T /x HTTP/1.1\r\n\r\n") == 400) }
+    @Test func invalidMethodCharacter() { #expect(refusal("GE(T /x HTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     /// Non-HTTP bytes (a TLS ClientHello) are refused at once, without waiting for a line end.
     @Test func tlsHandshakeRefusedImmediately() {
@@ -46,8 +46,8 @@ struct HTTPRequestRefusalTests {
     /// A target longer than maxURIBytes is a 414 as soon as it passes the limit, before the line ends.
     @Test func uriTooLongBeforeLineEnd() {
         #expect(refusal("GET /" + String(repeating: "a", count: 100), limits: limits(uri: 64)) == 414)
-        #expect(refusal("GET /" + String(repeating: "a", count: 63) + " HTTP/1.1\r\n\r\n", limits: limits(uri: 64)) == nil)
-        #expect(refusal("GET /" + String(repeating: "a", count: 64) + " HTTP/1.1\r\n\r\n", limits: limits(uri: 64)) == 414)
+        #expect(refusal("GET /" + String(repeating: "a", count: 63) + " HTTP/1.1\r\nHost: t\r\n\r\n", limits: limits(uri: 64)) == nil)
+        #expect(refusal("GET /" + String(repeating: "a", count: 64) + " HTTP/1.1\r\nHost: t\r\n\r\n", limits: limits(uri: 64)) == 414)
     }
 
     /// A URI that is also past the head limit is a 414, not a 431.
@@ -64,39 +64,39 @@ struct HTTPRequestRefusalTests {
     func garbageVersion(_ version: String) { #expect(refusal("GET / \(version)\r\n\r\n") == 400) }
 
     /// A bare CR in the request line is a 400.
-    @Test func bareCRInRequestLine() { #expect(refusal("GET /x\rHTTP/1.1\r\n\r\n") == 400) }
+    @Test func bareCRInRequestLine() { #expect(refusal("GET /x\rHTTP/1.1\r\nHost: t\r\n\r\n") == 400) }
 
     // MARK: Header fields
 
     /// A field line without a colon is a 400.
-    @Test func fieldWithoutColon() { #expect(refusal("GET / HTTP/1.1\r\nHost example\r\n\r\n") == 400) }
+    @Test func fieldWithoutColon() { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\nHost example\r\n\r\n") == 400) }
 
     /// Whitespace between the field name and the colon is a 400.
-    @Test func whitespaceBeforeColon() { #expect(refusal("GET / HTTP/1.1\r\nHost : example\r\n\r\n") == 400) }
+    @Test func whitespaceBeforeColon() { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\nHost : example\r\n\r\n") == 400) }
 
     /// An empty field name is a 400.
-    @Test func emptyFieldName() { #expect(refusal("GET / HTTP/1.1\r\n: example\r\n\r\n") == 400) }
+    @Test func emptyFieldName() { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\n: example\r\n\r\n") == 400) }
 
     /// A non-token character in a field name is a 400.
-    @Test func invalidFieldNameCharacter() { #expect(refusal("GET / HTTP/1.1\r\nX(y): 1\r\n\r\n") == 400) }
+    @Test func invalidFieldNameCharacter() { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\nX(y): 1\r\n\r\n") == 400) }
 
     /// Obsolete line folding (a line starting with SP or HTAB) is a 400.
     @Test(arguments: [" ", "\t"])
-    func obsFold(_ lead: String) { #expect(refusal("GET / HTTP/1.1\r\nX-A: 1\r\n\(lead)continued\r\n\r\n") == 400) }
+    func obsFold(_ lead: String) { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\nX-A: 1\r\n\(lead)continued\r\n\r\n") == 400) }
 
     /// NUL in a field value is a 400.
-    @Test func nulInValue() { #expect(refusal("GET / HTTP/1.1\r\nX-A: a\u{0}b\r\n\r\n") == 400) }
+    @Test func nulInValue() { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\nX-A: a\u{0}b\r\n\r\n") == 400) }
 
     /// A bare CR in a field value is a 400.
-    @Test func bareCRInValue() { #expect(refusal("GET / HTTP/1.1\r\nX-A: a\rb\r\n\r\n") == 400) }
+    @Test func bareCRInValue() { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\nX-A: a\rb\r\n\r\n") == 400) }
 
     /// A CR right before another CR (CR CR LF) is a bare CR: 400.
-    @Test func doubleCRLineEnd() { #expect(refusal("GET / HTTP/1.1\r\nX-A: a\r\r\n\r\n") == 400) }
+    @Test func doubleCRLineEnd() { #expect(refusal("GET / HTTP/1.1\r\nHost: t\r\nX-A: a\r\r\n\r\n") == 400) }
 
     /// A control character other than HTAB in a field value is a 400.
     @Test(arguments: [0x01, 0x1B, 0x7F] as [UInt8])
     func controlInValue(_ byte: UInt8) {
-        let raw = bytes("GET / HTTP/1.1\r\nX-A: a") + [byte] + bytes("b\r\n\r\n")
+        let raw = bytes("GET / HTTP/1.1\r\nHost: t\r\nX-A: a") + [byte] + bytes("b\r\n\r\n")
         #expect(feed([raw]).error?.status == .badRequest)
     }
 
@@ -113,12 +113,12 @@ struct HTTPRequestRefusalTests {
                     var value = [UInt8](repeating: UInt8(ascii: "v"), count: length)
                     for byte in refused {
                         value[position] = byte
-                        let raw = bytes("GET / HTTP/1.1\r\n\(name): x") + value + bytes("y\r\n\r\n")
+                        let raw = bytes("GET / HTTP/1.1\r\n\(name): x") + value + bytes("y\r\nHost: t\r\n\r\n")
                         #expect(feed([raw]).error?.status == .badRequest, "byte \(byte) at \(position) of \(length)")
                     }
                     for byte in [0x09, 0x20, 0x80, 0xC3, 0xFF] as [UInt8] {
                         value[position] = byte
-                        let raw = bytes("GET / HTTP/1.1\r\n\(name): x") + value + bytes("y\r\n\r\n")
+                        let raw = bytes("GET / HTTP/1.1\r\n\(name): x") + value + bytes("y\r\nHost: t\r\n\r\n")
                         let outcome = feed([raw])
                         #expect(outcome.error == nil, "byte \(byte) at \(position) of \(length)")
                         var kept: [UInt8] = []
@@ -172,15 +172,24 @@ struct HTTPRequestRefusalTests {
 
     /// A head larger than maxHeaderBytes is a 431 while still incomplete.
     @Test func headTooLargeIncomplete() {
-        let raw = "GET / HTTP/1.1\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 100)
+        let raw = "GET / HTTP/1.1\r\nHost: t\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 100)
         #expect(refusal(raw, limits: limits(header: 1024)) == 431)
+    }
+
+    /// RFC 9112 §3.2: an HTTP/1.1 request without `Host`, or with two, is a 400 (HTTP/1.0 may omit it).
+    @Test func hostIsRequiredOnceInHTTP11() {
+        #expect(refusal("GET / HTTP/1.1\r\n\r\n") == 400)
+        #expect(refusal("GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n") == 400)
+        #expect(refusal("GET / HTTP/1.1\r\nHOST: a\r\n\r\n") == nil)
+        #expect(refusal("GET / HTTP/1.1\r\nHost:\r\n\r\n") == nil)  // Empty: a URI without authority.
+        #expect(refusal("GET / HTTP/1.0\r\n\r\n") == nil)
     }
 
     /// A complete head one byte over maxHeaderBytes is a 431; one exactly at it is accepted.
     @Test func headTooLargeComplete() {
-        let raw = "GET / HTTP/1.1\r\nX-A: 1234\r\n\r\n"  // 29 bytes
-        #expect(refusal(raw, limits: limits(header: 29)) == nil)
-        #expect(refusal(raw, limits: limits(header: 28)) == 431)
+        let raw = "GET / HTTP/1.1\r\nHost: t\r\nX-A: 1234\r\n\r\n"  // 38 bytes
+        #expect(refusal(raw, limits: limits(header: 38)) == nil)
+        #expect(refusal(raw, limits: limits(header: 37)) == 431)
     }
 
     /// A request line without end, longer than the head limit (but within the URI limit), is a 431.
@@ -193,7 +202,7 @@ struct HTTPRequestRefusalTests {
         var parser = HTTPRequestParser()
         parser.append(bytes("GET / HTTP/2.0\r\n\r\n"))
         #expect(throws: HTTPParseError.self) { try parser.next() }
-        parser.append(bytes("GET / HTTP/1.1\r\n\r\n"))
+        parser.append(bytes("GET / HTTP/1.1\r\nHost: t\r\n\r\n"))
         var errors: [HTTPParseError] = []
         for _ in 0..<2 {
             do { _ = try parser.next() } catch { errors.append(error) }
@@ -206,7 +215,7 @@ struct HTTPRequestRefusalTests {
 
     /// Every refusal's reason is one line.
     @Test func reasonsAreOneLine() {
-        let inputs = ["GET / HTTP/2.0\r\n\r\n", "GET / HTTP/1.1\r\nX-A: a\rb\r\n\r\n", "GET /\u{7F} HTTP/1.1\r\n\r\n"]
+        let inputs = ["GET / HTTP/2.0\r\n\r\n", "GET / HTTP/1.1\r\nHost: t\r\nX-A: a\rb\r\n\r\n", "GET /\u{7F} HTTP/1.1\r\nHost: t\r\n\r\n"]
         for raw in inputs {
             let reason = parse(raw).error?.reason ?? ""
             #expect(!reason.isEmpty)

@@ -17,9 +17,9 @@ struct ParserMutationTests {
 
     static let seeds = [
         "POST /events/chat?event=msg HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "5;a=b\r\nhello\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-T: 1\r\n\r\nGET /n HTTP/1.1\r\n\r\n",
+            + "5;a=b\r\nhello\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-T: 1\r\n\r\nGET /n HTTP/1.1\r\nHost: t\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nPOST /b HTTP/1.0\r\nContent-Length: 3\r\n\r\nabc",
-        "\r\nGET /x?y=1 HTTP/1.1\nA: b\n\n",
+        "\r\nGET /x?y=1 HTTP/1.1\nHost: t\nA: b\n\n",
     ]
     static let alphabet = bytes(" \r\n\t:;,0123456789abcdefABCDEF/?%*-HTTP\u{0}\u{7F}")
 

@@ -69,6 +69,8 @@ struct HTTPHeadFacts {
     var connectionKeepAlive = false
     /// `Expect: 100-continue` was sent.
     var expectsContinue = false
+    /// A `Host` field line was sent (RFC 9112 §3.2: exactly one in every HTTP/1.1 request).
+    var host = false
 
     /// Records the field `name: value` if it is one that matters; throws on framing fields
     /// the server can't trust.
@@ -90,6 +92,9 @@ struct HTTPHeadFacts {
                 if S.equalsIgnoringCase(token, "close") { connectionClose = true }
                 if S.equalsIgnoringCase(token, "keep-alive") { connectionKeepAlive = true }
             }
+        case 4 where S.equalsIgnoringCase(name, "host"):
+            guard !host else { throw HTTPParseError(.badRequest, "more than one Host header field") }
+            host = true
         case 6 where S.equalsIgnoringCase(name, "expect"):
             if S.equalsIgnoringCase(value, "100-continue") { expectsContinue = true }
         default:

@@ -199,6 +199,9 @@ struct HTTPHeadParser {
         guard let line = requestLine.take() else {
             preconditionFailure("a head is finished only after its request line")
         }
+        guard facts.host || line.version == .http10 else {
+            throw HTTPParseError(.badRequest, "no Host header field in an HTTP/1.1 request")
+        }
         let framing: HTTPBodyFraming
         if facts.chunked {
             guard line.version == .http11 else {

@@ -44,6 +44,8 @@ struct ProtocolErrorTests {
         Refusal(name: "HTTP/1.2", request: "GET /healthz HTTP/1.2\r\n\r\n", status: 505),
         Refusal(name: "bare CR in a header", request: post + "X-A: 1\rContent-Length: 1\r\n\r\nx", status: 400),
         Refusal(name: "bare CR ending the request line", request: "POST /events/p HTTP/1.1\rContent-Length: 1\r\n\r\nx", status: 400),
+        Refusal(name: "HTTP/1.1 without Host", request: "POST /events/p HTTP/1.1\r\nContent-Length: 1\r\n\r\nx", status: 400),
+        Refusal(name: "two Host fields", request: post + "Host: y\r\nContent-Length: 1\r\n\r\nx", status: 400),
         Refusal(name: "bad chunk size", request: post + "Transfer-Encoding: chunked\r\n\r\nzz\r\nx\r\n0\r\n\r\n", status: 400),
     ]
 

@@ -151,7 +151,7 @@ struct PublishErrorTests {
                 let bare = try await gateway.exchange("POST \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
                 expectRefusal(bare.response, 411, "no body")
                 #expect(bare.closed, "411 left the connection open")
-                let withBody = try await gateway.exchange("POST \(target) HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n")
+                let withBody = try await gateway.exchange("POST \(target) HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
                 expectRefusal(withBody.response, 411, "unframed body")
                 #expect(withBody.closed, "bytes after a 411 were served as a request")
             }
