@@ -94,11 +94,24 @@ struct HTTPHeadFacts {
             }
         case 4 where S.equalsIgnoringCase(name, "host"):
             guard !host else { throw HTTPParseError(.badRequest, "more than one Host header field") }
+            guard value.allSatisfy(Self.isHostByte) else { throw HTTPParseError(.badRequest, "invalid Host header field") }
             host = true
         case 6 where S.equalsIgnoringCase(name, "expect"):
             if S.equalsIgnoringCase(value, "100-continue") { expectsContinue = true }
         default:
             break
+        }
+    }
+
+    /// A byte of `uri-host [":" port]` (RFC 3986: unreserved, pct-encoded, sub-delims, `:`
+    /// and the brackets of an IP literal). Refused so: a space (two values a proxy merged
+    /// with `, `), `/`, `@` (userinfo), `?`, `#`, and everything outside ASCII.
+    private static func isHostByte(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "-._~%!$&'()*+,;=:[]".utf8.contains(c)
         }
     }
 
