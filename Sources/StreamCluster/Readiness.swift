@@ -183,7 +183,7 @@ final class Readiness: Sendable {
     var servesSubscriptions: Bool {
         state.withLock { state in
             guard case .none = state.overall else { return false }
-            return state.shards.values.allSatisfy { $0.notReady == nil && !($0.pausedUntil?.isAhead() ?? false) }
+            return state.shards.values.allSatisfy { Self.serves($0) }
         }
     }
 
@@ -194,10 +194,16 @@ final class Readiness: Sendable {
     func isReady(shard: Int) -> Bool {
         state.withLock { state in
             guard case .none = state.overall, let index = state.shards.index(forKey: shard) else { return false }
-            guard case .none = state.shards.values[index].notReady else { return false }
-            guard let until = state.shards.values[index].pausedUntil else { return true }
-            return !until.isAhead()
+            return Self.serves(state.shards.values[index])
         }
+    }
+
+    /// A shard serves publishes and subscriptions: no cause, and no pause running (the
+    /// clock is read only while one is set). Writes refused do not count here.
+    private static func serves(_ shard: borrowing Shard) -> Bool {
+        guard case .none = shard.notReady else { return false }
+        guard let until = shard.pausedUntil else { return true }
+        return !until.isAhead()
     }
 
     /// Whether every shard's link is up and none of its connections was seen closing (pause
