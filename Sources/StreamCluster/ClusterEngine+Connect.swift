@@ -142,13 +142,15 @@ extension ClusterEngine {
         let keys = shards[index].keys
         var current = try await command.command(["GET", keys.epoch], timeout: timeout).string
         if current == nil {
+            if shards[index].knownEpoch != nil {
+                // The pause before the new epoch: a publish meanwhile finds the epoch gone
+                // (refused: `ClusterScripts.publish`) or the pause, never a new epoch without it.
+                _ = try await command.command(["SET", keys.publishPause, "1", "PX", "3000"], timeout: timeout)
+            }
             var generator = SystemRandomNumberGenerator()
             let fresh = String(generator.next() as UInt64, radix: 16)
             _ = try await command.command(["SET", keys.epoch, fresh, "NX"], timeout: timeout)
             current = try await command.command(["GET", keys.epoch], timeout: timeout).string
-            if shards[index].knownEpoch != nil {
-                _ = try await command.command(["SET", keys.publishPause, "1", "PX", "3000"], timeout: timeout)
-            }
         }
         if let known = shards[index].knownEpoch, known != current {
             configuration.log("\(shardName(index)): Redis lost its data; ids go on from what the gateways hold")

@@ -147,7 +147,7 @@ extension ClusterEngine {
     }
 
     /// The publish script's arguments shared by every publish of a gateway to one
-    /// shard (the first six ARGV of `ClusterScripts.publish`).
+    /// shard (the first seven ARGV of `ClusterScripts.publish`).
     nonisolated static func publishConstants(configuration: ClusterConfiguration, gatewayID: String,
                                              shardKeys: ShardKeys, sharded: Bool) -> RedisArguments {
         var constants = RedisArguments()
@@ -157,6 +157,7 @@ extension ClusterEngine {
         constants.append(gatewayID)
         constants.append(shardKeys.publishPause)
         constants.append(sharded ? "SPUBLISH" : "PUBLISH")
+        constants.append(shardKeys.epoch)
         return constants
     }
 
@@ -275,6 +276,16 @@ extension ClusterEngine {
         case .server(let message) where message.hasPrefix("READONLY"):
             linkLost(link, shard: index, because: .noMaster("the node in use became a replica"))
             return "the Redis node answered READONLY: it is a replica now; finding the master again"
+        case .server(let message) where message.hasPrefix("EPOCHLOST"):
+            // As the heartbeat's look at the epoch would within a second (`epochHolds`);
+            // said once, by the first of the batch's publishes to come here.
+            guard self.link(shard: index)?.generation == link.generation else {
+                return "the cluster's Redis lost its data: the gateways restore the ids; retry in a moment (nothing was stored)"
+            }
+            configuration.log("\(shardName(index)): Redis lost its data under a live link (a publish found its epoch key "
+                              + "gone: FLUSHALL, or a restart); linking anew")
+            linkLost(link, shard: index, because: .unreachable("Redis lost its data; the gateways restore the ids"))
+            return "the cluster's Redis lost its data: the gateways restore the ids; retry in a moment (nothing was stored)"
         case .server(let message) where message.hasPrefix("REFLOOR"):
             readiness.pause(shard: index, until: .now + .milliseconds(250))
             return "the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment"

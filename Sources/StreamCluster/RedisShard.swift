@@ -90,7 +90,7 @@ struct RedisShard: Sendable {
         didSet { if keys != oldValue { publishConstants = nil } }
     }
     /// The publish script's arguments that every publish to this shard shares (the first
-    /// six ARGV of `ClusterScripts.publish`), encoded on the first publish after `keys`
+    /// seven ARGV of `ClusterScripts.publish`), encoded on the first publish after `keys`
     /// changed (`ClusterEngine.publishConstants`), not once per publish.
     var publishConstants: RedisArguments?
     /// Redis Cluster: no slot of the map is served by this shard any more (its link is closed for good).

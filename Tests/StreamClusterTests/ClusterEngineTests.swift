@@ -390,6 +390,38 @@ struct ClusterEngineTests {
         }
     }
 
+    /// `FLUSHALL` under live links, and a publish at once, before any heartbeat looked:
+    /// the publish script finds the epoch gone and refuses it (nothing stored), the gateway
+    /// links anew, and the next publish that is stored goes on past what the other
+    /// gateway's subscriber had, which gets it. Before, that publish was stored with id 1
+    /// and the subscriber skipped it.
+    @Test func aPublishRightAfterAFlushAllIsRefusedNotGivenAnOldID() async throws {
+        try await withCluster { redis, engines in
+            let (a, b) = (engines[0], engines[1])
+            let open = try await b.subscribe("flushed-now")
+            for index in 1...3 { _ = try await a.publish("flushed-now", .events, "before\(index)") }
+            #expect(try await open.events(3).compactMap(\.number) == [1, 2, 3])
+            _ = try await redis.run(["FLUSHALL"])
+            do throws(PublishError) {
+                let id = try await a.engine.publish(topic: "flushed-now", channel: .events, data: "at once", event: nil).id
+                Issue.record("a publish right after FLUSHALL was stored with id \(id)")
+            } catch .unavailable(let reason) {
+                #expect(reason.contains("lost its data"), "\(reason)")
+            } catch {
+                Issue.record("\(error)")
+            }
+            var id: UInt64?
+            let deadline = ContinuousClock.now + .seconds(10)
+            while id == nil, ContinuousClock.now < deadline {
+                id = try? await a.publish("flushed-now", .events, "after").id
+                if id == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect((id ?? 0) > 3, "ids go on past what B's subscriber had: \(id.map { "\($0)" } ?? "none")")
+            let next = try await open.events(1)
+            #expect(next.first?.number == id && next.first?.data == "after", "\(next)")
+        }
+    }
+
     /// A pub/sub connection killed under a gateway: it reconnects, and open streams miss nothing and see nothing twice.
     @Test func aKilledPubSubConnectionIsNoticedAndHealed() async throws {
         try await withCluster { redis, engines in

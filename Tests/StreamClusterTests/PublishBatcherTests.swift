@@ -117,10 +117,12 @@ struct PublishBatcherTests {
         }
     }
 
-    /// A batcher on its own connection to a fresh Redis, with a gateway's constants for it.
+    /// A batcher on its own connection to a fresh Redis, with a gateway's constants for it
+    /// and the epoch a gateway's link seeds (the publish script refuses without it).
     private func withBatcher(_ body: (RedisServer, PublishBatcher, RedisArguments) async throws -> Void) async throws {
         let redis = try await RedisServer.start()
         try await stoppingAfterwards({ await redis.stop() }) {
+            _ = try await redis.run(["SET", ShardKeys.global.epoch, "test"])
             let connection = try await RedisConnection.connect(to: try RedisURL(parsing: redis.url), timeout: .seconds(2))
             defer { connection.close() }
             let constants = ClusterEngine.publishConstants(configuration: ClusterConfiguration(redis: try RedisEndpoint(parsing: redis.url)),
