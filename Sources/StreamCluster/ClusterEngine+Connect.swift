@@ -143,8 +143,9 @@ extension ClusterEngine {
         var current = try await command.command(["GET", keys.epoch], timeout: timeout).string
         if current == nil {
             if shards[index].knownEpoch != nil {
-                // The pause before the new epoch: a publish meanwhile finds the epoch gone
-                // (refused: `ClusterScripts.publish`) or the pause, never a new epoch without it.
+                // The pause before the new epoch: a publish of a gateway that knew the old
+                // one finds the epoch gone or another (refused: `ClusterScripts.publish`) or
+                // the pause. (One that never knew the old epoch seeds it without a pause.)
                 _ = try await command.command(["SET", keys.publishPause, "1", "PX", "3000"], timeout: timeout)
             }
             var generator = SystemRandomNumberGenerator()

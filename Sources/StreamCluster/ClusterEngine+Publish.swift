@@ -81,7 +81,8 @@ extension ClusterEngine {
         }
         if shards[index].publishConstants == nil {
             shards[index].publishConstants = Self.publishConstants(configuration: configuration, gatewayID: configuration.gatewayID,
-                                                                   shardKeys: shards[index].keys, sharded: routing.isCluster)
+                                                                   shardKeys: shards[index].keys, epoch: shards[index].knownEpoch,
+                                                                   sharded: routing.isCluster)
         }
         let item = Self.publishItem(topic: topic, channel: channel, data: data, event: event, above: above,
                                     sharded: routing.isCluster)
@@ -147,9 +148,10 @@ extension ClusterEngine {
     }
 
     /// The publish script's arguments shared by every publish of a gateway to one
-    /// shard (the first seven ARGV of `ClusterScripts.publish`).
+    /// shard (the first eight ARGV of `ClusterScripts.publish`); `epoch`: the shard's as
+    /// this gateway's link found it (`RedisShard.knownEpoch`).
     nonisolated static func publishConstants(configuration: ClusterConfiguration, gatewayID: String,
-                                             shardKeys: ShardKeys, sharded: Bool) -> RedisArguments {
+                                             shardKeys: ShardKeys, epoch: String?, sharded: Bool) -> RedisArguments {
         var constants = RedisArguments()
         constants.append(configuration.hub.replayCount)
         constants.append(Int(configuration.replayMaxAgeMilliseconds))
@@ -158,6 +160,7 @@ extension ClusterEngine {
         constants.append(shardKeys.publishPause)
         constants.append(sharded ? "SPUBLISH" : "PUBLISH")
         constants.append(shardKeys.epoch)
+        constants.append(epoch ?? "")  // None (not linked): every publish is refused, and the link made anew.
         return constants
     }
 
@@ -219,6 +222,8 @@ extension ClusterEngine {
         return PublishResult(id: message.id, subscribers: others + local)
     }
 
+    static let epochLostReason = "the cluster's Redis lost its data: the gateways restore the ids; retry in a moment (nothing was stored)"
+
     /// After a failed try: the next try (a redirection or `TRYAGAIN` on Redis Cluster), or the refusal.
     /// Never inlined into `publish`: its clock values (the `TRYAGAIN` sleep's) would be
     /// task allocations at every publish's start there (`PublishDeadline`).
@@ -279,13 +284,17 @@ extension ClusterEngine {
         case .server(let message) where message.hasPrefix("EPOCHLOST"):
             // As the heartbeat's look at the epoch would within a second (`epochHolds`);
             // said once, by the first of the batch's publishes to come here.
-            guard self.link(shard: index)?.generation == link.generation else {
-                return "the cluster's Redis lost its data: the gateways restore the ids; retry in a moment (nothing was stored)"
+            if self.link(shard: index)?.generation == link.generation {
+                configuration.log("\(shardName(index)): Redis lost its data under a live link (a publish found its epoch key "
+                                  + "gone or another: FLUSHALL, or a restart); linking anew")
+                // What the closed link's publishes still on their way are told: Redis refused
+                // them too (each call checks the epoch first), so nothing of them was stored.
+                shards[index].epochLostGeneration = link.generation
+                linkLost(link, shard: index, because: .unreachable("Redis lost its data; the gateways restore the ids"))
             }
-            configuration.log("\(shardName(index)): Redis lost its data under a live link (a publish found its epoch key "
-                              + "gone: FLUSHALL, or a restart); linking anew")
-            linkLost(link, shard: index, because: .unreachable("Redis lost its data; the gateways restore the ids"))
-            return "the cluster's Redis lost its data: the gateways restore the ids; retry in a moment (nothing was stored)"
+            return Self.epochLostReason
+        case .closed where shards[index].epochLostGeneration == link.generation:
+            return Self.epochLostReason
         case .server(let message) where message.hasPrefix("REFLOOR"):
             readiness.pause(shard: index, until: .now + .milliseconds(250))
             return "the cluster's Redis may have lost data: the gateways restore the ids; retry in a moment"

@@ -87,7 +87,7 @@ enum ClusterScripts {
     /// subscribers it counts itself, exactly), the pause key (`sse:refloor`, or the
     /// shard's on Redis Cluster), the announcing command (`PUBLISH`, or `SPUBLISH` on
     /// Redis Cluster: the channel is then in the topic's slot), the epoch key (`sse:epoch`,
-    /// or the shard's); then five for each value: channel (`state`/`events`), data, event name (`""` for none), the id the
+    /// or the shard's) and the epoch the gateway linked with; then five for each value: channel (`state`/`events`), data, event name (`""` for none), the id the
     /// new one must be above (the last the publishing gateway holds or, for a topic it
     /// follows, acknowledged: ids never go backwards for its subscribers even if Redis
     /// lost the counter, and it hands out none of its acknowledged ones again), the pub/sub channel.
@@ -98,18 +98,20 @@ enum ClusterScripts {
     /// or `0, error text` when Redis refused that value's commands (the others stand).
     /// The whole batch is an error while publishes pause (`paused`: Redis came back
     /// empty, or failed over, and the gateways are raising the counters to the ids
-    /// they hold: nothing is published meanwhile), and `EPOCHLOST` when the epoch key
-    /// is gone: Redis lost its data under a live link (`FLUSHALL`), which the publishing
-    /// gateway could not know yet; a value stored then could take an id another
-    /// gateway's subscribers already had. The gateway links anew, which starts the pause.
+    /// they hold: nothing is published meanwhile), and `EPOCHLOST` when the epoch is
+    /// gone or another than the one the gateway linked with: Redis lost its data under a
+    /// live link (`FLUSHALL`; another epoch: a gateway that never knew the old one seeded
+    /// it since), which the publishing gateway could not know yet; a value stored then
+    /// could take an id another gateway's subscribers already had. The gateway links
+    /// anew, which starts the pause.
     /// Why batches: Redis spends about 14 µs on a call of one value and 7 µs a value
     /// in calls of 16 (`PublishBatcher`).
     static let publish = paused + """
     if paused(ARGV[5], ARGV[3]) then
       return redis.error_reply('REFLOOR Redis came back empty; the gateways are restoring the ids')
     end
-    if redis.call('EXISTS', ARGV[7]) == 0 then
-      return redis.error_reply('EPOCHLOST Redis lost its data (its epoch key is gone)')
+    if redis.call('GET', ARGV[7]) ~= ARGV[8] then
+      return redis.error_reply('EPOCHLOST Redis lost its data (its epoch key is gone or another)')
     end
     local t = redis.call('TIME')
     local ms = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
@@ -156,7 +158,7 @@ enum ClusterScripts {
     end
     local replies = {}
     for p = 0, #KEYS / 4 - 1 do
-      local ok, id, n = pcall(publish, p * 4, 7 + p * 5)
+      local ok, id, n = pcall(publish, p * 4, 8 + p * 5)
       if ok then
         replies[#replies + 1] = id
         replies[#replies + 1] = n

@@ -57,7 +57,12 @@ struct RedisShard: Sendable {
     /// The generation of the newest link made (messages of older ones are ignored).
     var generation: UInt64 = 0
     /// The epoch of this Redis as last seen (nil before the first link).
-    var knownEpoch: String?
+    var knownEpoch: String? {
+        didSet { if knownEpoch != oldValue { publishConstants = nil } }
+    }
+    /// The link this gateway gave up because a publish found the epoch gone or another
+    /// (`EPOCHLOST`): its publishes cut off by the close were refused by Redis too.
+    var epochLostGeneration: UInt64?
     var probesSent: UInt64 = 0
     var probesSeen: UInt64 = 0
     /// Write every count (and delete those written before) next time: after a new
@@ -90,7 +95,7 @@ struct RedisShard: Sendable {
         didSet { if keys != oldValue { publishConstants = nil } }
     }
     /// The publish script's arguments that every publish to this shard shares (the first
-    /// seven ARGV of `ClusterScripts.publish`), encoded on the first publish after `keys`
+    /// eight ARGV of `ClusterScripts.publish`), encoded on the first publish after `keys`
     /// changed (`ClusterEngine.publishConstants`), not once per publish.
     var publishConstants: RedisArguments?
     /// Redis Cluster: no slot of the map is served by this shard any more (its link is closed for good).

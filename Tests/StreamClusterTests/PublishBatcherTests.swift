@@ -126,7 +126,7 @@ struct PublishBatcherTests {
             let connection = try await RedisConnection.connect(to: try RedisURL(parsing: redis.url), timeout: .seconds(2))
             defer { connection.close() }
             let constants = ClusterEngine.publishConstants(configuration: ClusterConfiguration(redis: try RedisEndpoint(parsing: redis.url)),
-                                                           gatewayID: "test", shardKeys: .global, sharded: false)
+                                                           gatewayID: "test", shardKeys: .global, epoch: "test", sharded: false)
             try await body(redis, PublishBatcher(connection: connection), constants)
         }
     }

@@ -111,8 +111,10 @@ extension SSEEvent {
 func publishDirectly(to url: String, topic: String, _ values: [String], configuration: ClusterConfiguration) async throws -> [UInt64] {
     let connection = try await RedisConnection.connect(to: try RedisURL(parsing: url), timeout: .seconds(2))
     defer { connection.close() }
+    // The epoch as a gateway's link finds it (the script refuses another).
+    let epoch = try await connection.command(["GET", ShardKeys.global.epoch], timeout: .seconds(2)).string
     let constants = ClusterEngine.publishConstants(configuration: configuration, gatewayID: "test", shardKeys: .global,
-                                                   sharded: false)
+                                                   epoch: epoch, sharded: false)
     var ids: [UInt64] = []
     for value in values {
         var command = RedisArguments(["EVAL", ClusterScripts.publish])
