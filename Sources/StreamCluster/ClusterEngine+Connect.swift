@@ -94,7 +94,12 @@ extension ClusterEngine {
             scriptHashes[name] = hash?.string
         }
         _ = try await writeLiveness(link, shard: index)
+        let epochBefore = shards[index].knownEpoch
         try await checkEpoch(command, shard: index)
+        let runID = try await serverRunID(command)
+        shards[index].restartedWithItsData = runID != nil && shards[index].runID != nil && runID != shards[index].runID
+            && epochBefore != nil && epochBefore == shards[index].knownEpoch
+        if let runID { shards[index].runID = runID }
         // A pause running here (another gateway found a failover or an empty restart): this
         // gateway owes its mark too, once its syncs on the new link are done.
         shards[index].raisePending = false
@@ -112,6 +117,37 @@ extension ClusterEngine {
         configuration.log("\(shardName(index)): the master is now \(master) (failover); ids go on from what the gateways hold")
         await startFailoverPause(link, shard: index)
         try? await watchPause(link, shard: index)
+    }
+
+    /// The same server as at the last link, restarted with its data (its `run_id` changed,
+    /// its epoch did not): it may have come back from a save older than its last
+    /// publishes (an RDB snapshot, the second `appendfsync everysec` may lose), so its
+    /// counters may be behind ids subscribers already had. Treated like a failover: the
+    /// pause until every live gateway has raised its topics' counters.
+    func restartedWithItsData(_ master: RedisURL, link: RedisLink, shard index: Int) async {
+        configuration.log("\(shardName(index)): \(master) restarted (its run_id changed) and may have come back from an "
+                          + "older save; ids go on from what the gateways hold")
+        await startFailoverPause(link, shard: index)
+        try? await watchPause(link, shard: index)
+    }
+
+    /// The server's `run_id` (`INFO server`); nil when refused (an ACL user without
+    /// `INFO`, said once) or absent.
+    func serverRunID(_ command: RedisConnection) async throws(RedisError) -> String? {
+        let info: String?
+        do {
+            info = try await command.command(["INFO", "server"], timeout: configuration.commandTimeout).string
+        } catch .server(let message) {
+            if !infoRefusalLogged {
+                infoRefusalLogged = true
+                configuration.log("redis: INFO refused (\(message)); a restart of Redis from an older save is not noticed")
+            }
+            return nil
+        }
+        for line in (info ?? "").split(whereSeparator: \.isNewline) where line.hasPrefix("run_id:") {
+            return String(line.dropFirst("run_id:".count))
+        }
+        return nil
     }
 
     /// The node's `ROLE`; nil when a single server refuses the command (an ACL user

@@ -81,7 +81,11 @@ extension ClusterEngine {
             if everUp { countReconnect() }
             configuration.log("\(shardName(index)): \(everUp ? "connected again" : "connected") to \(master), ready")
             everUp = true
-            if failedOver { await failedOverTo(master, link: link, shard: index) }
+            if failedOver {
+                await failedOverTo(master, link: link, shard: index)
+            } else if shards[index].restartedWithItsData {
+                await restartedWithItsData(master, link: link, shard: index)
+            }
             await monitor(link, shard: index)
             linkLost(link, shard: index, because: .unreachable("the connection was lost"))
             if !isShutdown, !shards[index].retired {

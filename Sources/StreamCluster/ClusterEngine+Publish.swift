@@ -85,7 +85,7 @@ extension ClusterEngine {
                                                                    sharded: routing.isCluster)
         }
         let item = Self.publishItem(topic: topic, channel: channel, data: data, event: event, above: above,
-                                    sharded: routing.isCluster)
+                                    sharded: routing.isCluster, database: configuration.redis.database)
         return .success(PublishPlan(shard: index, link: link, hash: scriptHashes["publish"], item: item,
                                     constants: shards[index].publishConstants!, asking: asking != nil,
                                     batched: !routing.isCluster && asking == nil && configuration.minReplicas == 0))
@@ -93,7 +93,7 @@ extension ClusterEngine {
 
     /// One value's keys and arguments for the publish script (`ClusterScripts.publish`).
     nonisolated static func publishItem(topic: String, channel: Channel, data: String, event: String?,
-                                        above: UInt64, sharded: Bool) -> PublishItem {
+                                        above: UInt64, sharded: Bool, database: Int) -> PublishItem {
         var keys = RedisArguments(reservingCapacity: 4 * topic.utf8.count + 96)
         ClusterKeys.appendPublishKeys(topic: topic, channel: channel, to: &keys)
         var values = RedisArguments(reservingCapacity: topic.utf8.count + data.utf8.count + (event?.utf8.count ?? 0) + 96)
@@ -101,7 +101,7 @@ extension ClusterEngine {
         values.append(data)
         values.append(event ?? "")
         values.append(Int(above))
-        ClusterKeys.appendChannel(topic: topic, sharded: sharded, to: &values)
+        ClusterKeys.appendChannel(topic: topic, sharded: sharded, database: database, to: &values)
         return PublishItem(keys: keys, values: values)
     }
 

@@ -29,7 +29,7 @@ extension ClusterEngine {
             readiness.probeReturned(shard: index, generation: generation)
             return
         }
-        guard let topic = ClusterKeys.topic(ofChannel: message.channel), followed[topic] != nil,
+        guard let topic = ClusterKeys.topic(ofChannel: message.channel, database: configuration.redis.database), followed[topic] != nil,
               topicShard[topic] == index, let decoded = ClusterMessage(payload: message.payload) else { return }
         switch followed[topic]!.received(decoded) {
         case .apply(let next):
@@ -70,7 +70,7 @@ extension ClusterEngine {
             }
             return
         }
-        guard let topic = ClusterKeys.topic(ofChannel: channel), followed[topic] != nil, topicShard[topic] == index else { return }
+        guard let topic = ClusterKeys.topic(ofChannel: channel, database: configuration.redis.database), followed[topic] != nil, topicShard[topic] == index else { return }
         resubscribe(topic)
         requestMapRefresh()
     }

@@ -83,6 +83,8 @@ public actor ClusterEngine: EngineShard {
     var scriptHashes: [String: String] = [:]
     /// Whether a single server's refusal of `ROLE` was logged (once: `masterRole`).
     var roleRefusalLogged = false
+    /// Whether `INFO server` was refused once (said once: restarts are then not told from reconnects).
+    var infoRefusalLogged = false
     /// Subscriber counts last written to Redis, per topic.
     var writtenCounts: [String: (state: Int, events: Int)] = [:]
     /// Topics whose UNSUBSCRIBE is not confirmed yet: a new SUBSCRIBE of one waits for it.

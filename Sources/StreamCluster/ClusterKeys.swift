@@ -12,13 +12,20 @@ import StreamHub
 ///   count; it expires after the replay age without publishes.
 /// - `sse:{T}:n:<channel>`: hash, gateway id → its subscribers of the channel.
 /// - `sse:gw:<gateway>`: a gateway's liveness (expires 3 s after its last refresh).
-/// - pub/sub channel `sse:t:T`: every value published to the topic, either channel;
+/// - pub/sub channel `sse:t:T` (`sse:<db>:t:T` for a database other than 0: pub/sub is
+///   the whole server's, not a database's, and clusters on two databases of one server
+///   must not hear each other): every value published to the topic, either channel;
 ///   on Redis Cluster the sharded channel `sse:{T}:ch` (in the topic's slot, so the
 ///   publish script may `SPUBLISH` on it).
 ///
 /// What is per Redis (liveness, epoch, pause, probe) is named by `ShardKeys`.
 struct ClusterKeys: Sendable {
     static let topicChannelPrefix: [UInt8] = Array("sse:t:".utf8)
+
+    /// The topic channels' prefix for `database`.
+    static func topicChannelPrefix(database: Int) -> [UInt8] {
+        database == 0 ? topicChannelPrefix : Array("sse:\(database):t:".utf8)
+    }
 
     /// The pieces around a topic in its names, shared by the strings below and by the
     /// publish script's arguments (`appendPublishKeys`), which are written without them.
@@ -57,28 +64,32 @@ struct ClusterKeys: Sendable {
         arguments.append(Piece.tagged, topic, Piece.counts(channel))
     }
 
-    /// Appends the topic's pub/sub channel, as `channel(sharded:)` names it.
-    static func appendChannel(topic: String, sharded: Bool, to arguments: inout RedisArguments) {
+    /// Appends the topic's pub/sub channel, as `channel(sharded:database:)` names it.
+    static func appendChannel(topic: String, sharded: Bool, database: Int, to arguments: inout RedisArguments) {
         if sharded {
             arguments.append(Piece.tagged, topic, Piece.shardedChannel)
-        } else {
+        } else if database == 0 {
             arguments.append(Piece.channel, topic, Piece.none)
+        } else {
+            arguments.append(topicChannelPrefix(database: database) + Array(topic.utf8))
         }
     }
 
-    /// The pub/sub channel of the topic.
-    var channel: [UInt8] { ClusterKeys.topicChannelPrefix + Array(topic.utf8) }
+    /// The pub/sub channel of the topic, for a cluster on `database`.
+    func channel(database: Int) -> [UInt8] { ClusterKeys.topicChannelPrefix(database: database) + Array(topic.utf8) }
 
     /// The topic's sharded pub/sub channel on Redis Cluster (same slot as its keys).
     var shardedChannel: [UInt8] { Array("\(Piece.tagged)\(topic)\(Piece.shardedChannel)".utf8) }
 
     /// The channel the topic's messages travel on: sharded on Redis Cluster.
-    func channel(sharded: Bool) -> [UInt8] { sharded ? shardedChannel : channel }
+    func channel(sharded: Bool, database: Int) -> [UInt8] { sharded ? shardedChannel : channel(database: database) }
 
-    /// The topic a pub/sub channel name belongs to (`sse:t:T` or `sse:{T}:ch`), or nil for another channel.
-    static func topic(ofChannel name: [UInt8]) -> String? {
-        if name.count > topicChannelPrefix.count, name.starts(with: topicChannelPrefix) {
-            return String(decoding: name[topicChannelPrefix.count...], as: UTF8.self)
+    /// The topic a pub/sub channel name belongs to (`sse:t:T`, `sse:<db>:t:T` for
+    /// `database`, or `sse:{T}:ch`), or nil for another channel.
+    static func topic(ofChannel name: [UInt8], database: Int) -> String? {
+        let prefix = database == 0 ? topicChannelPrefix : topicChannelPrefix(database: database)
+        if name.count > prefix.count, name.starts(with: prefix) {
+            return String(decoding: name[prefix.count...], as: UTF8.self)
         }
         let open = Array("sse:{".utf8), close = Array("}:ch".utf8)
         guard name.count > open.count + close.count, name.starts(with: open), name.suffix(close.count).elementsEqual(close)

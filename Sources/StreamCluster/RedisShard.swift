@@ -60,6 +60,12 @@ struct RedisShard: Sendable {
     var knownEpoch: String? {
         didSet { if knownEpoch != oldValue { publishConstants = nil } }
     }
+    /// The server's `run_id` at the last link (nil: none yet, or `INFO` refused): another
+    /// one at the next link is a restart of the same server.
+    var runID: String?
+    /// The last link found the same server restarted with its data (`run_id` another, the
+    /// epoch the same): it may have come back from a save older than its last publishes.
+    var restartedWithItsData = false
     /// The link this gateway gave up because a publish found the epoch gone or another
     /// (`EPOCHLOST`): its publishes cut off by the close were refused by Redis too.
     var epochLostGeneration: UInt64?

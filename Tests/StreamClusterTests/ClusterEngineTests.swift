@@ -199,6 +199,80 @@ struct ClusterEngineTests {
         }
     }
 
+    /// Redis restarted from a save older than its last publishes (its AOF stopped after
+    /// the third; the next three were acknowledged and delivered): its epoch is the same,
+    /// its run_id not. B, whose subscriber had them, comes back 300 ms late (its link
+    /// through a proxy, cut); A, which does not follow the topic, publishes as soon as it
+    /// can: it gets the id after what B's subscriber had, and that subscriber gets it.
+    /// Before, the restart was taken for a reconnect and A's publish got id 4 again.
+    @Test func aRedisBackFromAnOlderSaveKeepsIDsGoingForward() async throws {
+        let redis = try await RedisServer.start()
+        let proxy = try await LinkProxy.start(to: redis.port)
+        let a = try RunningEngine(redis.url)
+        let b = try RunningEngine(proxy.url)
+        try await stoppingAfterwards({
+            await a.stop()
+            await b.stop()
+            await proxy.stop()
+            await redis.stop()
+        }) {
+            try await a.ready()
+            try await b.ready()
+            let open = try await b.subscribe("rolled-back")
+            for index in 1...3 { _ = try await b.publish("rolled-back", .events, "b\(index)") }
+            _ = try await redis.run(["CONFIG", "SET", "appendonly", "no"])  // What Redis saves ends here.
+            for index in 4...6 { _ = try await b.publish("rolled-back", .events, "b\(index)") }
+            #expect(try await open.events(6).compactMap(\.number) == Array(1...6))
+            try await proxy.cut()
+            await redis.kill()
+            try await redis.start(keepData: true)
+            #expect(try await redis.run(["HGET", "sse:{rolled-back}:id", "events"]).string == "3")
+            let restore = Task {
+                try await Task.sleep(for: .milliseconds(300))
+                try await proxy.restore()
+            }
+            var id: UInt64?
+            let deadline = ContinuousClock.now + .seconds(10)
+            while id == nil, ContinuousClock.now < deadline {
+                id = try? await a.publish("rolled-back", .events, "a1").id
+                if id == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            try await restore.value
+            #expect(id == 7)
+            let next = try await open.events(1)
+            #expect(next.first?.number == 7 && next.first?.data == "a1", "\(next)")
+        }
+    }
+
+    /// Two clusters on two databases of one Redis server (`/0` and `/3`): pub/sub is the
+    /// server's, yet each cluster's subscribers get their own cluster's values only, and
+    /// its ids are its own. Before, both subscribers got both values (and the second
+    /// cluster's first publish got id 2).
+    @Test func clustersOnTwoDatabasesOfOneServerAreApart() async throws {
+        let redis = try await RedisServer.start()
+        let zero = try RunningEngine(redis.url + "/0")
+        let three = try RunningEngine(redis.url + "/3")
+        try await stoppingAfterwards({
+            await zero.stop()
+            await three.stop()
+            await redis.stop()
+        }) {
+            try await zero.ready()
+            try await three.ready()
+            let zeroStream = try await zero.subscribe("orders")
+            let threeStream = try await three.subscribe("orders")
+            #expect(try await zero.publish("orders", .events, "tenant 0").id == 1)
+            #expect(try await three.publish("orders", .events, "tenant 3").id == 1)
+            #expect(try await zero.publish("orders", .events, "tenant 0 again").id == 2)
+            let zeroGot = try await zeroStream.events(2)
+            #expect(zeroGot.map(\.data) == ["tenant 0", "tenant 0 again"] && zeroGot.compactMap(\.number) == [1, 2])
+            let threeGot = try await threeStream.events(1)
+            #expect(threeGot.map(\.data) == ["tenant 3"] && threeGot.compactMap(\.number) == [1])
+            // Nothing of database 0's reaches database 3's subscriber.
+            #expect((try? await threeStream.events(1, within: 0.5)) == nil)
+        }
+    }
+
     /// A client resuming a topic Redis holds no ids for (Redis lost them) raises the topic's ids past its Last-Event-ID.
     @Test func aResumeAboveWhatRedisHoldsKeepsIdsGoingForward() async throws {
         try await withCluster(engines: 1) { _, engines in

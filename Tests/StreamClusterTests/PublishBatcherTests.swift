@@ -78,7 +78,8 @@ struct PublishBatcherTests {
     /// A publish whose deadline passed before its batch was sent is refused, and nothing of it reaches Redis.
     @Test func aPublishPastItsDeadlineIsNotSent() async throws {
         try await withBatcher { redis, batcher, constants async throws in
-            let item = ClusterEngine.publishItem(topic: "late", channel: .events, data: "v", event: nil, above: 0, sharded: false)
+            let item = ClusterEngine.publishItem(topic: "late", channel: .events, data: "v", event: nil, above: 0, sharded: false,
+                                                 database: 0)
             let late = await batcher.publish(item, constants: constants, hash: nil, until: PublishDeadline(.now - .milliseconds(1)),
                                              timeout: .seconds(2))
             guard case .failure(.refused(let reason)) = late else {
@@ -102,7 +103,7 @@ struct PublishBatcherTests {
                 await withTaskGroup(of: PublishOutcome.self) { group in
                     for index in 0..<5 {
                         let item = ClusterEngine.publishItem(topic: "gone", channel: .events, data: "v\(index)", event: nil,
-                                                             above: 0, sharded: false)
+                                                             above: 0, sharded: false, database: 0)
                         group.addTask {
                             await batcher.publish(item, constants: constants, hash: nil, until: .after(.seconds(2)), timeout: .seconds(2))
                         }

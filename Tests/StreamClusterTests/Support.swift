@@ -118,7 +118,8 @@ func publishDirectly(to url: String, topic: String, _ values: [String], configur
     var ids: [UInt64] = []
     for value in values {
         var command = RedisArguments(["EVAL", ClusterScripts.publish])
-        let item = ClusterEngine.publishItem(topic: topic, channel: .events, data: value, event: nil, above: 0, sharded: false)
+        let item = ClusterEngine.publishItem(topic: topic, channel: .events, data: value, event: nil, above: 0, sharded: false,
+                                             database: configuration.redis.database)
         command.append(contentsOf: ClusterEngine.publishBatchArguments([item], constants: constants))
         let reply = try await connection.command(command, timeout: .seconds(2))
         ids.append(UInt64(reply.array?.first?.integer ?? 0))

@@ -130,6 +130,15 @@ public enum RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     case sentinel(RedisSentinelURL)
     case cluster(RedisClusterURL)
 
+    /// The database the URL names (`/db`; 0 on Redis Cluster, which has no other).
+    public var database: Int {
+        switch self {
+        case .server(let url): url.database
+        case .sentinel(let url): url.database
+        case .cluster: 0
+        }
+    }
+
     /// Parses any of the forms, by its scheme.
     /// - Throws: `RedisURLError` with a one-line reason.
     public init(parsing text: String) throws(RedisURLError) {
