@@ -94,12 +94,15 @@ extension ClusterEngine {
             scriptHashes[name] = hash?.string
         }
         _ = try await writeLiveness(link, shard: index)
-        let epochBefore = shards[index].knownEpoch
         try await checkEpoch(command, shard: index)
-        let runID = try await serverRunID(command)
-        shards[index].restartedWithItsData = runID != nil && shards[index].runID != nil && runID != shards[index].runID
-            && epochBefore != nil && epochBefore == shards[index].knownEpoch
-        if let runID { shards[index].runID = runID }
+        if let runID = try await serverRunID(command), let epoch = shards[index].knownEpoch {
+            if let last = shards[index].server, last.runID != runID, last.epoch == epoch {
+                // Kept until a link is installed and the pause started: a link given up before
+                // that (a relink asked for, the attempt abandoned) must not lose it.
+                shards[index].restartedWithItsData = true
+            }
+            shards[index].server = (runID, epoch)
+        }
         // A pause running here (another gateway found a failover or an empty restart): this
         // gateway owes its mark too, once its syncs on the new link are done.
         shards[index].raisePending = false

@@ -81,9 +81,11 @@ extension ClusterEngine {
             if everUp { countReconnect() }
             configuration.log("\(shardName(index)): \(everUp ? "connected again" : "connected") to \(master), ready")
             everUp = true
+            let restarted = shards[index].restartedWithItsData
+            shards[index].restartedWithItsData = false
             if failedOver {
                 await failedOverTo(master, link: link, shard: index)
-            } else if shards[index].restartedWithItsData {
+            } else if restarted {
                 await restartedWithItsData(master, link: link, shard: index)
             }
             await monitor(link, shard: index)

@@ -60,11 +60,15 @@ struct RedisShard: Sendable {
     var knownEpoch: String? {
         didSet { if knownEpoch != oldValue { publishConstants = nil } }
     }
-    /// The server's `run_id` at the last link (nil: none yet, or `INFO` refused): another
-    /// one at the next link is a restart of the same server.
-    var runID: String?
-    /// The last link found the same server restarted with its data (`run_id` another, the
-    /// epoch the same): it may have come back from a save older than its last publishes.
+    /// The server's `run_id` and epoch as the last link found them both (nil: none yet,
+    /// or `INFO` refused): another `run_id` with the same epoch is a restart of the same
+    /// server with its data. Kept together, so that a link attempt that failed between
+    /// the two looks (the epoch checked, `INFO` not answered) does not pair an empty
+    /// restart's new epoch with the old `run_id`.
+    var server: (runID: String, epoch: String)?
+    /// A link found the same server restarted with its data (`run_id` another, the epoch
+    /// the same): it may have come back from a save older than its last publishes. Set
+    /// until the next installed link has started the pause for it.
     var restartedWithItsData = false
     /// The link this gateway gave up because a publish found the epoch gone or another
     /// (`EPOCHLOST`): its publishes cut off by the close were refused by Redis too.

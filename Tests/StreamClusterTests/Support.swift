@@ -42,6 +42,17 @@ final class RunningEngine: Sendable {
         try await engine.publish(topic: topic, channel: channel, data: value, event: event)
     }
 
+    /// Publishes `value`, tried again every `interval` while the gateway refuses it (Redis
+    /// down, the pause while ids are restored), for up to 10 s: its id, nil if never taken.
+    func publishOnceTaken(_ topic: String, _ value: String, every interval: Duration = .milliseconds(100)) async throws -> UInt64? {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let id = try? await publish(topic, .events, value).id { return id }
+            try await Task.sleep(for: interval)
+        }
+        return nil
+    }
+
     func subscribe(_ topic: String, _ channel: Channel = .events, after lastEventID: UInt64? = nil) async throws -> Subscription {
         try await engine.subscribe(topic: topic, channel: channel, lastEventID: lastEventID)
     }
@@ -121,8 +132,12 @@ func publishDirectly(to url: String, topic: String, _ values: [String], configur
         let item = ClusterEngine.publishItem(topic: topic, channel: .events, data: value, event: nil, above: 0, sharded: false,
                                              database: configuration.redis.database)
         command.append(contentsOf: ClusterEngine.publishBatchArguments([item], constants: constants))
-        let reply = try await connection.command(command, timeout: .seconds(2))
-        ids.append(UInt64(reply.array?.first?.integer ?? 0))
+        // Refused while publishes pause (a gateway that linked first found Redis restarted):
+        // tried again, as a gateway's publisher would, for up to 10 s.
+        let deadline = ContinuousClock.now + .seconds(10)
+        ids.append(try await tryingWhilePaused(until: deadline) {
+            UInt64(try await connection.command(command, timeout: .seconds(2)).array?.first?.integer ?? 0)
+        })
     }
     return ids
 }
@@ -133,5 +148,16 @@ extension RedisServer {
         let connection = try await RedisConnection.connect(to: try RedisURL(parsing: url), timeout: .seconds(2))
         defer { connection.close() }
         return try await connection.command(arguments, timeout: .seconds(2))
+    }
+}
+
+/// `body`, run again every 50 ms while Redis refuses it for the pause (`REFLOOR`), until `deadline`.
+private func tryingWhilePaused<T>(until deadline: ContinuousClock.Instant, _ body: () async throws -> T) async throws -> T {
+    while true {
+        do {
+            return try await body()
+        } catch RedisError.server(let message) where message.contains("REFLOOR") && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 }
