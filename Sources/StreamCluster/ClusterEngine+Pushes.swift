@@ -29,8 +29,8 @@ extension ClusterEngine {
             readiness.probeReturned(shard: index, generation: generation)
             return
         }
-        guard let topic = ClusterKeys.topic(ofChannel: message.channel, database: configuration.redis.database), followed[topic] != nil,
-              topicShard[topic] == index, let decoded = ClusterMessage(payload: message.payload) else { return }
+        guard let topic = ClusterKeys.topic(ofChannel: message.channel, database: configuration.redis.database),
+              followed[topic] != nil, topicShard[topic] == index, let decoded = ClusterMessage(payload: message.payload) else { return }
         switch followed[topic]!.received(decoded) {
         case .apply(let next):
             mirror(next, of: topic)
@@ -70,7 +70,8 @@ extension ClusterEngine {
             }
             return
         }
-        guard let topic = ClusterKeys.topic(ofChannel: channel, database: configuration.redis.database), followed[topic] != nil, topicShard[topic] == index else { return }
+        guard let topic = ClusterKeys.topic(ofChannel: channel, database: configuration.redis.database),
+              followed[topic] != nil, topicShard[topic] == index else { return }
         resubscribe(topic)
         requestMapRefresh()
     }

@@ -73,7 +73,8 @@ extension ClusterEngine {
                 // Batches keep one command's size reasonable after a reconnect with many topics.
                 for start in stride(from: 0, to: topics.count, by: 1000) {
                     let batch = topics[start..<min(start + 1000, topics.count)]
-                    try await link.subscriber.subscribe(batch.map { ClusterKeys(topic: $0).channel(database: configuration.redis.database) }, timeout: timeout)
+                    let channels = batch.map { ClusterKeys(topic: $0).channel(database: configuration.redis.database) }
+                    try await link.subscriber.subscribe(channels, timeout: timeout)
                     catchUpProgress &+= 1
                 }
                 confirmed = topics
@@ -291,8 +292,8 @@ extension ClusterEngine {
                     }, timeout: configuration.commandTimeout)
                 }
             } else {
-                try? await link.subscriber.unsubscribe(names.map { ClusterKeys(topic: $0).channel(database: configuration.redis.database) },
-                                                       timeout: configuration.commandTimeout)
+                let channels = names.map { ClusterKeys(topic: $0).channel(database: configuration.redis.database) }
+                try? await link.subscriber.unsubscribe(channels, timeout: configuration.commandTimeout)
             }
             if self.link(shard: index)?.generation == link.generation { unsubscribing.subtract(names) }
             doorbellRinger.yield()

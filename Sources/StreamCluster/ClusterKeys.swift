@@ -87,7 +87,7 @@ struct ClusterKeys: Sendable {
     /// The topic a pub/sub channel name belongs to (`sse:t:T`, `sse:<db>:t:T` for
     /// `database`, or `sse:{T}:ch`), or nil for another channel.
     static func topic(ofChannel name: [UInt8], database: Int) -> String? {
-        let prefix = database == 0 ? topicChannelPrefix : topicChannelPrefix(database: database)
+        let prefix = topicChannelPrefix(database: database)
         if name.count > prefix.count, name.starts(with: prefix) {
             return String(decoding: name[prefix.count...], as: UTF8.self)
         }

@@ -87,8 +87,8 @@ enum ClusterScripts {
     /// subscribers it counts itself, exactly), the pause key (`sse:refloor`, or the
     /// shard's on Redis Cluster), the announcing command (`PUBLISH`, or `SPUBLISH` on
     /// Redis Cluster: the channel is then in the topic's slot), the epoch key (`sse:epoch`,
-    /// or the shard's) and the epoch the gateway linked with; then five for each value: channel (`state`/`events`), data, event name (`""` for none), the id the
-    /// new one must be above (the last the publishing gateway holds or, for a topic it
+    /// or the shard's) and the epoch the gateway linked with; then five for each value:
+    /// channel (`state`/`events`), data, event name (`""` for none), the id the new one must be above (the last the publishing gateway holds or, for a topic it
     /// follows, acknowledged: ids never go backwards for its subscribers even if Redis
     /// lost the counter, and it hands out none of its acknowledged ones again), the pub/sub channel.
     /// The liveness and pause keys are the shard's own (`ShardKeys`): on Redis Cluster
