@@ -23,6 +23,18 @@ struct HTTPRequestParserTests {
         }
     }
 
+    /// Every byte in the middle of a Host value: accepted exactly when RFC 3986 allows it in
+    /// `uri-host [":" port]` (unreserved, pct-encoded's `%`, sub-delims, `:` and an IP
+    /// literal's brackets); OWS around the value is not part of it, and a space inside is refused.
+    @Test func hostBytesAreExactlyAnAuthoritysBytes() {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+,;=:[]".utf8)
+        for byte in UInt8.min...UInt8.max where byte != HTTPSyntax.cr && byte != HTTPSyntax.lf {
+            let outcome = feed([bytes("GET / HTTP/1.1\r\nHost: a") + [byte] + bytes("b\r\n\r\n")])
+            let accepted = outcome.error == nil && outcome.requests.count == 1
+            #expect(accepted == allowed.contains(byte), "Host byte \(byte)")
+        }
+    }
+
     /// A simple GET yields one request with method, target, path, query, version and headers as sent.
     @Test func parsesSimpleGet() throws {
         let outcome = parse("GET /events/a%2Fb?event=x&y=1 HTTP/1.1\r\nHost: example\r\nAccept:  text/event-stream \r\n\r\n")

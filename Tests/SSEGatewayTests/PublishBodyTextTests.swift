@@ -1,4 +1,5 @@
 @testable import SSEGateway
+import StreamHub
 import Testing
 
 /// A publish body becomes the published text only when it is UTF-8: ASCII is told a word
@@ -25,5 +26,22 @@ struct PublishBodyTextTests {
                 #expect(PublishHandler.text(of: utf8) == nil, "a truncated é at \(position)")
             }
         }
+    }
+}
+
+/// The publish reply's body, written byte by byte into a buffer of its exact size: every
+/// digit count of the id and the subscriber count, at both ends of their ranges.
+struct PublishReplyBodyTests {
+    @Test(arguments: [UInt64(0), 9, 10, 99, 100, 12_345, 281_474_976_710_655, UInt64.max])
+    func theReplyIsItsJSONLine(id: UInt64) {
+        for subscribers in [0, 1, 10, 999, 1_000_000] {
+            let body = PublishHandler.replyBody(PublishResult(id: id, subscribers: subscribers))
+            #expect(String(decoding: body, as: UTF8.self) == #"{"id":"\#(id)","subscribers":\#(subscribers)}"# + "\n")
+        }
+    }
+
+    @Test func aNegativeCountIsZero() {
+        let body = PublishHandler.replyBody(PublishResult(id: 7, subscribers: -3))
+        #expect(String(decoding: body, as: UTF8.self) == #"{"id":"7","subscribers":0}"# + "\n")
     }
 }

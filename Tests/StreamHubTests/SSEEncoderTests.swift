@@ -10,6 +10,10 @@ struct SSEEncoderTests {
         #expect(text(SSEEncoder.event(id: nil, event: nil, data: "a")) == "data: a\n\n")
         #expect(text(SSEEncoder.event(id: UInt64.max, event: nil, data: "a")) == "id: 18446744073709551615\ndata: a\n\n")
         #expect(text(SSEEncoder.event(id: 0, event: nil, data: "a")) == "id: 0\ndata: a\n\n")
+        // A name of line breaks only is no name; breaks inside one are removed.
+        #expect(text(SSEEncoder.event(id: 3, event: "\r\n", data: "")) == "id: 3\ndata: \n\n")
+        #expect(text(SSEEncoder.event(id: nil, event: "a\nb", data: "v")) == "event: ab\ndata: v\n\n")
+        #expect(text(SSEEncoder.event(id: nil, event: "", data: "v")) == "data: v\n\n")
     }
 
     /// LF, CR and CRLF each end a data line: one `data:` line per line.

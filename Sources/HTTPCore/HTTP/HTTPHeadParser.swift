@@ -59,8 +59,7 @@ struct HTTPHeadParser {
                                                i: inout Int) -> Bool {
         typealias S = HTTPSyntax
         let limitEnd = min(bytes.count, limits.maxHeaderBytes)
-        var end = 0
-        while end < limitEnd, bytes[end] > S.cr { end += 1 }
+        let end = S.firstByte(below: S.cr + 1, in: bytes, from: 0, to: limitEnd)
         guard end > 0, end < limitEnd else { return false }
         let lineEnd: Int  // the index past the LF
         switch bytes[end] {
@@ -129,15 +128,11 @@ struct HTTPHeadParser {
         let limitEnd = lineStart + limits.maxHeaderBytes - headBytes
         let end = min(bytes.count, limitEnd)
         while i < end {
-            // Eight bytes at a time past those above CR (nearly all of a head: about 12
-            // instructions a byte one by one, issue 27).
-            while i + 8 <= end && !S.hasByte(in: S.word(bytes, at: i), below: S.cr + 1) { i += 8 }
+            // Straight to the next byte at or below CR, eight bytes at a time (nearly all of a
+            // head is above it: about 12 instructions a byte one by one, issue 27).
+            i = S.firstByte(below: S.cr + 1, in: bytes, from: i, to: end)
             guard i < end else { break }
             let byte = bytes[i]
-            if byte > S.cr {
-                i += 1
-                continue
-            }
             if byte == S.cr {
                 guard i + 1 < bytes.count else { break }  // look again once the next byte arrives
                 guard bytes[i + 1] == S.lf else {
@@ -225,8 +220,7 @@ struct HTTPHeadParser {
         }
         var taken = HTTPFieldBlock()
         swap(&taken, &fields)
-        return HTTPRequestHead(method: line.method, target: line.target, rawPath: line.rawPath, query: line.query,
-                               version: line.version, headers: HTTPHeaders(received: taken), bodyFraming: framing,
+        return HTTPRequestHead(line: line, headers: HTTPHeaders(received: taken), bodyFraming: framing,
                                keepAlive: keepAlive, expectsContinue: facts.expectsContinue)
     }
 }

@@ -121,9 +121,22 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         switch storage {
         case .strings(let fields):
             for field in fields {
-                var name = field.name, value = field.value
-                let goOn = name.withUTF8 { n in
-                    value.withUTF8 { v in body(UnsafeRawBufferPointer(n), UnsafeRawBufferPointer(v)) }
+                // Borrowed where the bytes are contiguous (always, for a native string): a
+                // `var` copy of each for `withUTF8` cost a retain and a release per string, a
+                // field of every reply twice (issue 27).
+                let borrowed = field.name.utf8.withContiguousStorageIfAvailable { n in
+                    field.value.utf8.withContiguousStorageIfAvailable { v in
+                        body(UnsafeRawBufferPointer(n), UnsafeRawBufferPointer(v))
+                    }
+                }
+                let goOn: Bool
+                if case .some(.some(let answer)) = borrowed {
+                    goOn = answer
+                } else {
+                    var name = field.name, value = field.value
+                    goOn = name.withUTF8 { n in
+                        value.withUTF8 { v in body(UnsafeRawBufferPointer(n), UnsafeRawBufferPointer(v)) }
+                    }
                 }
                 if !goOn { return }
             }

@@ -4,12 +4,21 @@
 /// Accepts origin-form (`/path?query`), asterisk-form (`*`, for `OPTIONS` only) and
 /// absolute-form (`http://host/path?query`, whose path and query are taken). Anything
 /// else is a `400`; a well-formed but unsupported version is a `505`.
-struct HTTPRequestLine: Equatable {
+struct HTTPRequestLine: Sendable, Equatable {
     var method: String
     var target: String
     var rawPath: String
     var query: String?
     var version: HTTPVersion
+
+    /// A line of these parts, as they are (an HTTP/2 request's pseudo-header fields, a test's head).
+    init(method: String, target: String, rawPath: String, query: String?, version: HTTPVersion) {
+        self.method = method
+        self.target = target
+        self.rawPath = rawPath
+        self.query = query
+        self.version = version
+    }
 
     /// Parses `line`, the request line without its line end. The target's length was
     /// already bounded by the caller while the line arrived.

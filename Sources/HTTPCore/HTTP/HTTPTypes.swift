@@ -54,15 +54,34 @@ public enum HTTPBodyFraming: Sendable, Equatable {
 
 /// A parsed request line and header block.
 public struct HTTPRequestHead: Sendable, Equatable {
+    /// The request line's parts, kept as the parser made them: a head is made by moving the
+    /// line in whole (its four strings copied out one by one cost a retain and a release
+    /// each per request, issue 27).
+    var line: HTTPRequestLine
     /// The method token as sent (case-sensitive, e.g. `GET`).
-    public var method: String
+    public var method: String {
+        get { line.method }
+        set { line.method = newValue }
+    }
     /// The request target exactly as sent, e.g. `/events/a%2Fb?event=x`.
-    public var target: String
+    public var target: String {
+        get { line.target }
+        set { line.target = newValue }
+    }
     /// The target's path part, still percent-encoded (before any `?`).
-    public var rawPath: String
+    public var rawPath: String {
+        get { line.rawPath }
+        set { line.rawPath = newValue }
+    }
     /// The target's query part without the `?`, or nil when there is none.
-    public var query: String?
-    public var version: HTTPVersion
+    public var query: String? {
+        get { line.query }
+        set { line.query = newValue }
+    }
+    public var version: HTTPVersion {
+        get { line.version }
+        set { line.version = newValue }
+    }
     public var headers: HTTPHeaders
     public var bodyFraming: HTTPBodyFraming
     /// Whether the connection may carry another request after this one
@@ -73,11 +92,16 @@ public struct HTTPRequestHead: Sendable, Equatable {
 
     public init(method: String, target: String, rawPath: String, query: String?, version: HTTPVersion,
                 headers: HTTPHeaders, bodyFraming: HTTPBodyFraming, keepAlive: Bool, expectsContinue: Bool) {
-        self.method = method
-        self.target = target
-        self.rawPath = rawPath
-        self.query = query
-        self.version = version
+        line = HTTPRequestLine(method: method, target: target, rawPath: rawPath, query: query, version: version)
+        self.headers = headers
+        self.bodyFraming = bodyFraming
+        self.keepAlive = keepAlive
+        self.expectsContinue = expectsContinue
+    }
+
+    init(line: consuming HTTPRequestLine, headers: consuming HTTPHeaders, bodyFraming: HTTPBodyFraming,
+         keepAlive: Bool, expectsContinue: Bool) {
+        self.line = line
         self.headers = headers
         self.bodyFraming = bodyFraming
         self.keepAlive = keepAlive

@@ -16,24 +16,53 @@ public enum SSEEncoder {
     public static func event(id: UInt64?, event: String?, data: String) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(data.utf8.count + 40)
-        if let id {
-            out.append(contentsOf: "id: ".utf8)
-            appendDecimal(id, to: &out)
-            out.append(lf)
-        }
-        if let event, !event.isEmpty {
-            let name = event.utf8.filter { $0 != cr && $0 != lf }
-            if !name.isEmpty {
-                out.append(contentsOf: "event: ".utf8)
-                out.append(contentsOf: name)
-                out.append(lf)
+        let name = event.flatMap { $0.isEmpty ? nil : $0.utf8.filter { $0 != cr && $0 != lf } } ?? []
+        // The id line (and, without an event line, the first `data: `) put together on the
+        // stack and appended at once: an append costs 50–150 instructions whatever it
+        // appends, and this was one per digit (issue 27).
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1) { line in
+            var at = 0
+            if let id {
+                at = put("id: ", into: line, at: at)
+                var digits = 1, rest = id / 10
+                while rest > 0 { digits += 1; rest /= 10 }
+                rest = id
+                for i in stride(from: at + digits - 1, through: at, by: -1) {
+                    line[i] = 0x30 &+ UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+                at += digits
+                line[at] = lf
+                at += 1
             }
+            if name.isEmpty { at = put("data: ", into: line, at: at) }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[..<at]))
+        }
+        if !name.isEmpty {
+            append("event: ", to: &out)
+            out.append(contentsOf: name)
+            out.append(lf)
+            append("data: ", to: &out)
         }
         var data = data
         data.withUTF8 { bytes in appendDataLines(bytes, to: &out) }
         out.append(lf)
         out.append(lf)
         return out
+    }
+
+    /// Writes `text` into `buffer` at `at`; returns the index past it.
+    @inline(__always)
+    private static func put(_ text: StaticString, into buffer: UnsafeMutableRawBufferPointer, at: Int) -> Int {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[at...])
+            .copyMemory(from: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        return at + text.utf8CodeUnitCount
+    }
+
+    /// Appends `text`'s bytes (as raw bytes: `String.UTF8View`'s append is generic work).
+    @inline(__always)
+    private static func append(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// `retry: 2000\n\n`: tells the client how long to wait before reconnecting.
@@ -59,17 +88,15 @@ public enum SSEEncoder {
         return out
     }
 
-    /// `data: ` lines of `bytes`, each line break (CR, LF, CRLF) ending one; the runs
-    /// between breaks are found a word at a time and copied whole.
+    /// The `data: ` lines of `bytes` after the first line's `data: `, each line break (CR,
+    /// LF, CRLF) ending one; the runs between breaks are found a word at a time and copied whole.
     private static func appendDataLines(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        let dataPrefix = "data: ".utf8
-        out.append(contentsOf: dataPrefix)
         var start = 0
         var index = lineBreak(in: bytes, from: 0)
         while index < bytes.count {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
             out.append(lf)
-            out.append(contentsOf: dataPrefix)
+            append("data: ", to: &out)
             // The LF of a CRLF belongs to the CR's break.
             index += bytes[index] == cr && index + 1 < bytes.count && bytes[index + 1] == lf ? 2 : 1
             start = index
@@ -87,12 +114,22 @@ public enum SSEEncoder {
             let raw = UnsafeRawPointer(base)
             while index + 8 <= bytes.count {
                 let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                if hasZeroByte(word ^ 0x0D0D_0D0D_0D0D_0D0D) || hasZeroByte(word ^ 0x0A0A_0A0A_0A0A_0A0A) { break }
+                // A byte below 0x0E is rare in a value: only then is the word looked at for CR and LF.
+                if hasByteBelow0E(word),
+                   hasZeroByte(word ^ 0x0D0D_0D0D_0D0D_0D0D) || hasZeroByte(word ^ 0x0A0A_0A0A_0A0A_0A0A) { break }
                 index += 8
             }
         }
         while index < bytes.count, bytes[index] != cr, bytes[index] != lf { index += 1 }
         return index
+    }
+
+    /// Whether any byte of `word` is below 0x0E (exact as a yes or no, as `hasZeroByte`:
+    /// the lowest such byte borrows into its own high bit, and a byte of 0x80 or more is
+    /// masked by `~word`).
+    @inline(__always)
+    private static func hasByteBelow0E(_ word: UInt64) -> Bool {
+        (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 != 0
     }
 
     /// Whether any byte of `word` is zero (exact as a yes or no: a borrow can only
