@@ -23,6 +23,25 @@ struct ResponseHeadEncoderTests {
     }
 
     /// A status with its own reason phrase (or an unnamed code) is written as given.
+    /// The forgery check finds the first CR or LF of a field, a word at a time: every byte at
+    /// every position of fields up to two words and a byte long, after other low bytes (TAB, NUL, 0x0B,
+    /// 0x0C) and high ones, gives the byte-by-byte answer.
+    @Test func theForgeryCheckFindsEveryLineBreak() {
+        var wrong: [String] = []
+        for length in 1...17 {
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var text = (0..<length).map { [UInt8(0x41), 0x09, 0xC3, 0x00, 0x7A, 0x0B, 0x0C][$0 % 7] }
+                    text[position] = byte
+                    let expected = text.firstIndex { $0 == 0x0D || $0 == 0x0A }
+                    let found = text.withUnsafeBytes { HTTPResponseHeadEncoder.firstLineBreak(in: $0) }
+                    if found != expected { wrong.append("\(byte) at \(position) of \(length): \(String(describing: found))") }
+                }
+            }
+        }
+        #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+    }
+
     @Test func customReasonIsNotReplacedByTheCache() {
         #expect(HTTPStatusLines.line(for: HTTPStatus(code: 200, reason: "Fine")) == nil)
         #expect(text(HTTPResponseHeadEncoder(status: HTTPStatus(code: 200, reason: "Fine"))) == "HTTP/1.1 200 Fine\r\n")

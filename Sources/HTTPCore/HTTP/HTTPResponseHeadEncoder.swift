@@ -104,11 +104,23 @@ struct HTTPResponseHeadEncoder {
     }
 
     /// Traps on a CR or LF in `text` (a forged field or body).
+    @inline(__always)
     static func check(_ text: UnsafeRawBufferPointer) {
-        for byte in text {
-            precondition(byte != HTTPSyntax.cr && byte != HTTPSyntax.lf,
-                         "CR or LF in a response head: \(HTTPSyntax.string(text).debugDescription)")
+        precondition(firstLineBreak(in: text) == nil,
+                     "CR or LF in a response head: \(HTTPSyntax.string(text).debugDescription)")
+    }
+
+    /// The index of the first CR or LF of `text`, or nil: eight bytes at a time up to each
+    /// byte at or below CR, which is then looked at (byte by byte this was about 300
+    /// instructions a field of every reply, issue 27).
+    @inline(__always)
+    static func firstLineBreak(in text: UnsafeRawBufferPointer) -> Int? {
+        var i = HTTPSyntax.firstByte(below: HTTPSyntax.cr + 1, in: text, from: 0, to: text.count)
+        while i < text.count {
+            if text[i] == HTTPSyntax.cr || text[i] == HTTPSyntax.lf { return i }
+            i = HTTPSyntax.firstByte(below: HTTPSyntax.cr + 1, in: text, from: i + 1, to: text.count)
         }
+        return nil
     }
 }
 
