@@ -25,7 +25,7 @@ struct HTTPRequestParserTests {
 
     /// Every byte in the middle of a Host value: accepted exactly when RFC 3986 allows it in
     /// `uri-host [":" port]` (unreserved, pct-encoded's `%`, sub-delims, `:` and an IP
-    /// literal's brackets); OWS around the value is not part of it, and a space inside is refused.
+    /// literal's brackets); a space inside is refused.
     @Test func hostBytesAreExactlyAnAuthoritysBytes() {
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+,;=:[]".utf8)
         for byte in UInt8.min...UInt8.max where byte != HTTPSyntax.cr && byte != HTTPSyntax.lf {

@@ -4,13 +4,15 @@ import Testing
 /// The byte-level comparisons of `HTTPSyntax` that work a word at a time give what a byte
 /// by byte comparison gives.
 struct HTTPSyntaxTests {
-    /// Every byte (0–255) at every position of names and values the parser compares, of
+    /// Every byte (0–255) at every position of the literals the parser compares names,
+    /// values and schemes with (and two more, of one word and of one word and a byte), of
     /// lengths below, at and above a word (the last word overlapping the one before):
     /// equal ignoring case exactly when each byte, made small if it is an ASCII capital,
     /// is the expected one.
     @Test func equalsIgnoringCaseIsTheByteByByteAnswer() {
-        let names: [StaticString] = ["host", "chunked", "expect", "content-length", "transfer-encoding",
-                                     "connection", "keep-alive", "100-continue", "abcdefgh", "abcdefghi"]
+        let names: [StaticString] = ["host", "chunked", "expect", "close", "content-length", "transfer-encoding",
+                                     "connection", "keep-alive", "100-continue", "http://", "https://",
+                                     "abcdefgh", "abcdefghi"]
         var wrong: [String] = []
         for name in names {
             let expected = Array(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
@@ -48,8 +50,9 @@ struct HTTPSyntaxTests {
     }
 
     /// The first byte below a bound, from every start to every end of buffers up to three
-    /// words long holding one or two such bytes anywhere (and bytes of 128 and more, which
-    /// are never below it): the index a byte by byte search gives.
+    /// words long holding none, one anywhere, or one anywhere and a second right after it or
+    /// last (and bytes of 128 and more, which are never below it): the index a byte by byte
+    /// search gives.
     @Test func firstByteBelowIsTheByteByByteAnswer() {
         var wrong: [String] = []
         for length in 0...24 {

@@ -29,14 +29,21 @@ struct PublishBodyTextTests {
     }
 }
 
-/// The publish reply's body, written byte by byte into a buffer of its exact size: every
-/// digit count of the id and the subscriber count, at both ends of their ranges.
+/// The publish reply's body, put together on the stack: every digit count of the id and of
+/// the subscriber count, at both ends of each (each power of ten and the number before it),
+/// up to the largest of each type; a negative count is written as 0.
 struct PublishReplyBodyTests {
-    @Test(arguments: [UInt64(0), 9, 10, 99, 100, 12_345, 281_474_976_710_655, UInt64.max])
-    func theReplyIsItsJSONLine(id: UInt64) {
-        for subscribers in [0, 1, 10, 999, 1_000_000] {
-            let body = PublishHandler.replyBody(PublishResult(id: id, subscribers: subscribers))
-            #expect(String(decoding: body, as: UTF8.self) == #"{"id":"\#(id)","subscribers":\#(subscribers)}"# + "\n")
+    @Test func theReplyIsItsJSONLine() {
+        // 0, and each power of ten and the number before it, up to the largest of each type.
+        var powers: [UInt64] = []
+        for _ in 1...19 { powers.append((powers.last ?? 1) * 10) }
+        let ids: [UInt64] = [0, 1] + powers.flatMap { [$0 - 1, $0] } + [UInt64.max]
+        let counts: [Int] = [0, 1] + powers.prefix(18).flatMap { [Int($0) - 1, Int($0)] } + [Int.max]
+        for id in ids {
+            for subscribers in counts {
+                let body = PublishHandler.replyBody(PublishResult(id: id, subscribers: subscribers))
+                #expect(String(decoding: body, as: UTF8.self) == #"{"id":"\#(id)","subscribers":\#(subscribers)}"# + "\n")
+            }
         }
     }
 

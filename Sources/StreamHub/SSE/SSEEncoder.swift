@@ -20,6 +20,7 @@ public enum SSEEncoder {
         // The id line (and, without an event line, the first `data: `) put together on the
         // stack and appended at once: an append costs 50–150 instructions whatever it
         // appends, and this was one per digit (issue 27).
+        // At most "id: " + 20 digits (UInt64.max) + LF + "data: ": 31 bytes.
         withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1) { line in
             var at = 0
             if let id {
