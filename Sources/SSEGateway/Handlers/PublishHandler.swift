@@ -75,56 +75,26 @@ struct PublishHandler: Sendable {
     }
 
     /// `{"id":"<id>","subscribers":<n>}` and a newline, put together on the stack and
-    /// appended to the reply's buffer at once (string interpolation then a copy to bytes
-    /// cost three allocations per publish; five `append(contentsOf:)` of the pieces about
-    /// 800 instructions, and `Array(unsafeUninitializedCapacity:)` a generic metadata
-    /// lookup of about 300, issue 27).
+    /// appended to the reply's buffer at once (`FrameWriter`; string interpolation then a
+    /// copy to bytes cost three allocations per publish, five `append(contentsOf:)` of the
+    /// pieces about 800 instructions, and `Array(unsafeUninitializedCapacity:)` a generic
+    /// metadata lookup of about 300, issue 27).
     static func replyBody(_ result: PublishResult) -> [UInt8] {
+        typealias W = FrameWriter
         let subscribers = UInt64(max(0, result.subscribers))
-        let idDigits = decimalDigits(result.id), countDigits = decimalDigits(subscribers)
+        let idDigits = W.decimalDigits(result.id), countDigits = W.decimalDigits(subscribers)
         // {"id":"  …  ","subscribers":  …  }\n
         let count = 7 + idDigits + 16 + countDigits + 2
         var body: [UInt8] = []
         body.reserveCapacity(count)
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { bytes in
-            var at = put(#"{"id":""#, into: bytes, at: 0)
-            at = put(result.id, digits: idDigits, into: bytes, at: at)
-            at = put(#"","subscribers":"#, into: bytes, at: at)
-            at = put(subscribers, digits: countDigits, into: bytes, at: at)
-            _ = put("}\n", into: bytes, at: at)
+            var at = W.put(#"{"id":""#, into: bytes, at: 0)
+            at = W.put(result.id, digits: idDigits, into: bytes, at: at)
+            at = W.put(#"","subscribers":"#, into: bytes, at: at)
+            at = W.put(subscribers, digits: countDigits, into: bytes, at: at)
+            _ = W.put("}\n", into: bytes, at: at)
             body.append(contentsOf: UnsafeRawBufferPointer(bytes))
         }
         return body
-    }
-
-    /// Writes `text` into `buffer` at `at`; returns the index past it. (Static and inlined:
-    /// as nested functions capturing the index these were calls, about 180 instructions a reply.)
-    @inline(__always)
-    private static func put(_ text: StaticString, into buffer: UnsafeMutableRawBufferPointer, at: Int) -> Int {
-        UnsafeMutableRawBufferPointer(rebasing: buffer[at...])
-            .copyMemory(from: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-        return at + text.utf8CodeUnitCount
-    }
-
-    /// Writes `value`'s `digits` decimal digits into `buffer` at `at`; returns the index past them.
-    @inline(__always)
-    private static func put(_ value: UInt64, digits: Int, into buffer: UnsafeMutableRawBufferPointer, at: Int) -> Int {
-        var rest = value
-        for i in stride(from: at + digits - 1, through: at, by: -1) {
-            buffer[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-        }
-        return at + digits
-    }
-
-    /// How many decimal digits `value` has (1 for 0).
-    private static func decimalDigits(_ value: UInt64) -> Int {
-        var count = 1
-        var rest = value / 10
-        while rest > 0 {
-            count += 1
-            rest /= 10
-        }
-        return count
     }
 }

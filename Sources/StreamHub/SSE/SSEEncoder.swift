@@ -18,25 +18,17 @@ public enum SSEEncoder {
         out.reserveCapacity(data.utf8.count + 40)
         let name = event.flatMap { $0.isEmpty ? nil : $0.utf8.filter { $0 != cr && $0 != lf } } ?? []
         // The id line (and, without an event line, the first `data: `) put together on the
-        // stack and appended at once: an append costs 50–150 instructions whatever it
-        // appends, and this was one per digit (issue 27).
-        // At most "id: " + 20 digits (UInt64.max) + LF + "data: ": 31 bytes.
+        // stack and appended at once (it was an append per digit, issue 27). At most
+        // "id: " + 20 digits (UInt64.max) + LF + "data: ": 31 bytes.
         withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1) { line in
             var at = 0
             if let id {
-                at = put("id: ", into: line, at: at)
-                var digits = 1, rest = id / 10
-                while rest > 0 { digits += 1; rest /= 10 }
-                rest = id
-                for i in stride(from: at + digits - 1, through: at, by: -1) {
-                    line[i] = 0x30 &+ UInt8(truncatingIfNeeded: rest % 10)
-                    rest /= 10
-                }
-                at += digits
+                at = FrameWriter.put("id: ", into: line, at: at)
+                at = FrameWriter.put(id, digits: FrameWriter.decimalDigits(id), into: line, at: at)
                 line[at] = lf
                 at += 1
             }
-            if name.isEmpty { at = put("data: ", into: line, at: at) }
+            if name.isEmpty { at = FrameWriter.put("data: ", into: line, at: at) }
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[..<at]))
         }
         if !name.isEmpty {
@@ -50,14 +42,6 @@ public enum SSEEncoder {
         out.append(lf)
         out.append(lf)
         return out
-    }
-
-    /// Writes `text` into `buffer` at `at`; returns the index past it.
-    @inline(__always)
-    private static func put(_ text: StaticString, into buffer: UnsafeMutableRawBufferPointer, at: Int) -> Int {
-        UnsafeMutableRawBufferPointer(rebasing: buffer[at...])
-            .copyMemory(from: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-        return at + text.utf8CodeUnitCount
     }
 
     /// Appends `text`'s bytes (as raw bytes: `String.UTF8View`'s append is generic work).
