@@ -69,7 +69,10 @@ enum HTTP2Callbacks {
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, id, _, user in
             let core = HTTP2Callbacks.core(user)
-            if let stream = core.streams.removeValue(forKey: id) { core.close(stream) }
+            if let stream = core.streams.removeValue(forKey: id) {
+                core.close(stream)
+                if core.streams.isEmpty { core.idleSince = .now }
+            }
             return 0
         }
         return callbacks

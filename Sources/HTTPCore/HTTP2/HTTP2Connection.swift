@@ -63,6 +63,7 @@ final class HTTP2Connection: Sendable {
     private func readLoop(_ initial: [UInt8], group: inout DiscardingTaskGroup) async {
         var bytes = initial
         var discarded: Int?
+        var lastReceived = ContinuousClock.now
         while !Task.isCancelled {
             if let count = discarded {
                 discarded = count + bytes.count
@@ -79,22 +80,29 @@ final class HTTP2Connection: Sendable {
                 wake.yield()
                 if broken { discarded = 0 }
             }
-            // While discarding, no deadline: the writer's linger ends the connection.
-            let (idle, stalled) = discarded != nil ? (false, nil) : core.withLock { core in
-                (core.streams.isEmpty && !core.goingAway, core.stalledRequestDeadline(configuration.bodyTimeout))
+            // While discarding, no deadline: the writer's linger ends the connection. Else the
+            // idle deadline when no stream is open, or a stalled request's; and while streams
+            // are open, a look again at least every idle timeout: the last stream closes in
+            // the writer (its response sent), which does not end this wait, and a client that
+            // sends nothing more would otherwise keep an idle connection forever.
+            let idleTimeout = configuration.idleTimeout
+            let deadline: ContinuousClock.Instant? = discarded != nil ? nil : core.withLock { core in
+                if let idleEnd = core.idleEnd(after: lastReceived, timeout: idleTimeout) { return idleEnd }
+                return min(core.stalledRequestDeadline(configuration.bodyTimeout) ?? .now + idleTimeout,
+                           .now + idleTimeout)
             }
             do {
-                bytes = try await connection.read(maxBytes: 16 * 1024,
-                                                  deadline: idle ? .now + configuration.idleTimeout : stalled)
-            } catch IOWaitError.timedOut where idle {
-                core.withLock { $0.goAway(.idleTimeout) }
-                wake.yield()
-                bytes = []
-                continue
+                bytes = try await connection.read(maxBytes: 16 * 1024, deadline: deadline)
+                lastReceived = .now
             } catch IOWaitError.timedOut {
-                // A request stopped arriving: refused on its stream; the connection goes on.
+                // Idle for the whole timeout: a GOAWAY. Else a request stopped arriving:
+                // refused on its stream; the connection goes on.
                 let (events, broken) = core.withLock { core in
-                    core.refuseStalledRequests(configuration.bodyTimeout, now: .now)
+                    if let idleEnd = core.idleEnd(after: lastReceived, timeout: idleTimeout), idleEnd <= .now {
+                        core.goAway(.idleTimeout)
+                    } else {
+                        core.refuseStalledRequests(configuration.bodyTimeout, now: .now)
+                    }
                     if core.broken { core.finishing = true }
                     defer { core.events.removeAll() }
                     return (core.events, core.broken)

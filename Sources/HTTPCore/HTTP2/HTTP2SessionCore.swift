@@ -40,6 +40,9 @@ final class HTTP2SessionCore {
     var broken = false
     /// The graceful GOAWAY (shutdown, idle) was submitted.
     var goingAway = false
+    /// When the last open stream closed (or the session began): the idle timeout counts
+    /// from here, or from the client's last bytes if later.
+    var idleSince = ContinuousClock.now
     /// The connection is ending: the writer sends what is left and stops.
     var finishing = false
     /// The reader ended: the writer's linger stops waiting.
