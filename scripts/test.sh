@@ -37,7 +37,7 @@ export SSE_GATEWAY_LOOPS="${SSE_GATEWAY_LOOPS:-2}"
 # never comes near). The passes below, up to the reliability suite, run at most 16 tests at a
 # time (the first pass: 67 s at full width, 75 s at 16 in one local sitting; 64 s on CI). The
 # reliability passes keep the default width; the sanitizer passes run one test at a time
-# under TSan and four under ASan (scripts/sanitizers.sh).
+# (scripts/sanitizers.sh: --no-parallel).
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=16
 
 echo "== swift test (everything but the reliability suite), gateways with --loops $SSE_GATEWAY_LOOPS"
