@@ -67,8 +67,6 @@ extension HTTP2SessionCore {
         stream.body.append(contentsOf: body)
     }
 
-    /// When the next request still arriving runs out of time (`timeout` after its last
-    /// progress); nil when none is arriving.
     /// When the connection's idle timeout ends, while no stream is open and no GOAWAY is
     /// on its way: `timeout` after the last stream closed or the client's last bytes
     /// (`lastReceived`), whichever is later; nil while it is not idle.
@@ -77,6 +75,8 @@ extension HTTP2SessionCore {
         return max(idleSince, lastReceived) + timeout
     }
 
+    /// When the next request still arriving runs out of time (`timeout` after its last
+    /// progress); nil when none is arriving.
     func stalledRequestDeadline(_ timeout: Duration) -> ContinuousClock.Instant? {
         streams.values.lazy.filter { !$0.dispatched }.map { $0.lastProgress + timeout }.min()
     }
